@@ -1,0 +1,228 @@
+"""Hua Rong Dao / Klotski and its variations on any W x H board.
+
+Glossary
+    cell     r * W + c, row-major; row 0 is the top (away from the exit).
+    piece    a solid rectangle: 2x2 (曹操, always letter A, the target),
+             2 wide x 1 tall (关羽, "horizontal"), 1 wide x 2 tall (将,
+             "vertical"), 1x1 (兵).
+    pos[p]   the state: top-left cell of piece p.
+    occ[c]   derived view: is cell c covered by some piece.
+    step     one piece moves one cell (the unit of every metric).
+    last     (metrics ``moves``/``straight`` only) bookkeeping of which piece
+             moved last, stored as that piece's position (and direction), so
+             it is unchanged when identical pieces are permuted -- the
+             representation Zhao & Xu use ("the block moved is represented
+             by its position").
+
+Metrics, all as 0/1 step costs, so every exact engine computes them:
+    moves     (default; fayaa.com, Zhao & Xu) one piece moved any distance
+              along any path, corners included: a step of the piece that
+              moved last is free.
+    straight  one straight slide: a step continuing the last step's piece
+              *and direction* is free.
+    steps     every step costs 1.
+
+Record format: ../instances/klotski/FORMAT.md, plus optional headers
+``size: WxH`` (default 4x5) and ``goal: r,c`` (top-left cell of A at the
+goal; default bottom-middle ``H-2, (W-2)//2``).  Same-shaped pieces other
+than A are interchangeable (the paper's three pattern conditions).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from puzzleplan.lang import (
+    Act,
+    And,
+    Element,
+    If,
+    Model,
+    Not,
+    Option,
+    Or,
+    Record,
+    Table,
+    ToInt,
+    split_headers,
+)
+
+NAME = "klotski"
+OPTIONS = [
+    Option("metric", "moves", "what one unit of cost is", choices=("moves", "straight", "steps")),
+]
+
+SHAPES = {(2, 2): "2x2", (1, 2): "2x1 horizontal", (2, 1): "1x2 vertical", (1, 1): "1x1"}
+DIRS = (("up", -1, 0), ("down", 1, 0), ("left", 0, -1), ("right", 0, 1))
+
+
+@dataclass
+class Piece:
+    letter: str
+    r: int
+    c: int
+    h: int
+    w: int
+
+
+@dataclass
+class Layout:
+    id: str
+    width: int
+    height: int
+    pieces: list[Piece]      # A first
+    goal: tuple[int, int]
+    headers: dict[str, str]
+
+
+def parse(rec: Record) -> Layout:
+    split_headers(rec)
+    W, H = 4, 5
+    if "size" in rec.headers:
+        m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", rec.headers["size"][0])
+        if not m or int(m.group(1)) < 2 or int(m.group(2)) < 2:
+            raise rec.error(f"size must look like 4x5 (width x height), got {rec.headers['size'][0]!r}",
+                            rec.header_line("size"))
+        W, H = int(m.group(1)), int(m.group(2))
+    grid = rec.body
+    if not grid:
+        raise rec.error("no board rows")
+    if len(grid) != H:
+        where = grid[min(len(grid), H) - 1][0] if len(grid) < H else grid[H][0]
+        raise rec.error(f"board has {len(grid)} rows, expected {H}", where)
+    cells: dict[str, list[tuple[int, int]]] = {}
+    for r, (no, text) in enumerate(grid):
+        if len(text) != W:
+            raise rec.error(f"row has {len(text)} cells, expected {W} (ragged row)", no)
+        for c, ch in enumerate(text):
+            if ch == ".":
+                continue
+            if not ("A" <= ch <= "Z"):
+                raise rec.error(f"unknown cell character {ch!r} (use A-Z for pieces, '.' for empty)", no)
+            cells.setdefault(ch, []).append((r, c))
+    if "A" not in cells:
+        raise rec.error("no target piece 'A' on the board", grid[0][0])
+    pieces: list[Piece] = []
+    for letter in sorted(cells, key=lambda ch: (ch != "A", cells[ch][0])):
+        cs = cells[letter]
+        rows = [r for r, _ in cs]
+        cols = [c for _, c in cs]
+        r0, c0 = min(rows), min(cols)
+        h, w = max(rows) - r0 + 1, max(cols) - c0 + 1
+        line = grid[r0][0]
+        if len(cs) != h * w or set(cs) != {(r0 + i, c0 + j) for i in range(h) for j in range(w)}:
+            raise rec.error(f"piece {letter} is not a solid rectangle", line)
+        if (h, w) not in SHAPES:
+            raise rec.error(f"piece {letter} has unknown shape {w} wide x {h} tall "
+                            "(known: 2x2, 2x1, 1x2, 1x1)", line)
+        pieces.append(Piece(letter, r0, c0, h, w))
+    a = pieces[0]
+    if "goal" in rec.headers:
+        m = re.fullmatch(r"\s*(\d+)\s*,\s*(\d+)\s*", rec.headers["goal"][0])
+        if not m:
+            raise rec.error("goal must be 'row,col' (top-left cell of A)", rec.header_line("goal"))
+        goal = (int(m.group(1)), int(m.group(2)))
+    else:
+        goal = (H - 2, (W - 2) // 2)
+    if not (0 <= goal[0] <= H - a.h and 0 <= goal[1] <= W - a.w):
+        raise rec.error(f"goal {goal[0]},{goal[1]} puts piece A off the board", rec.header_line("goal"))
+    headers = {k: v for k, (v, _) in rec.headers.items()}
+    return Layout(rec.id or headers.get("name", "layout"), W, H, pieces, goal, headers)
+
+
+def build(lay: Layout, metric: str = "moves") -> Model:
+    W, H, P = lay.width, lay.height, lay.pieces
+    n_cells = W * H
+    m = Model(f"klotski-{metric}")
+    pos = [m.var(f"pos[{p.letter}]", 0, n_cells - 1, p.r * W + p.c) for p in P]
+    if metric == "moves":
+        last = m.var("last", -1, n_cells - 1, -1, aux=True)
+    elif metric == "straight":
+        last = m.var("last", -1, 4 * n_cells - 1, -1, aux=True)
+
+    def covers(p: Piece, cell: int) -> list[int]:
+        """Top-left positions from which piece p covers ``cell`` (only placements inside the board)."""
+        r, c = divmod(cell, W)
+        out = []
+        for i in range(p.h):
+            for j in range(p.w):
+                r0, c0 = r - i, c - j
+                if 0 <= r0 <= H - p.h and 0 <= c0 <= W - p.w:
+                    out.append(r0 * W + c0)
+        return out
+
+    occ = m.view("occ", [
+        Or(*[Table([1 if x in covers(p, cell) else 0 for x in range(n_cells)])[pos[k]] == 1
+             for k, p in enumerate(P)])
+        for cell in range(n_cells)
+    ])
+
+    for k, p in enumerate(P):
+        for d, (name, dr, dc) in enumerate(DIRS):
+            # cells the piece newly covers, as a function of its top-left cell (-1 = off the board)
+            if dr:
+                edge = [(p.h if dr > 0 else -1, j) for j in range(p.w)]
+            else:
+                edge = [(i, p.w if dc > 0 else -1) for i in range(p.h)]
+            tables = []
+            for ei, ej in edge:
+                t = []
+                for x in range(n_cells):
+                    r0, c0 = divmod(x, W)
+                    rr, cc = r0 + ei, c0 + ej
+                    fits = 0 <= r0 <= H - p.h and 0 <= c0 <= W - p.w
+                    t.append(rr * W + cc if fits and 0 <= rr < H and 0 <= cc < W else -1)
+                tables.append(Table(t, default=-1))
+            free = And(*[Not(Element(occ, tab[pos[k]], default=True)) for tab in tables])
+            delta = dr * W + dc
+            effects = {pos[k]: pos[k] + delta}
+            cost = 1
+            if metric == "moves":
+                effects[last] = pos[k] + delta
+                cost = If(last == pos[k], 0, 1)
+            elif metric == "straight":
+                effects[last] = (pos[k] + delta) * 4 + d
+                cost = If(last == pos[k] * 4 + d, 0, 1)
+
+            def schema(free=free, effects=effects, cost=cost, label=f"{p.letter} {name}") -> Act:
+                return Act(guard=free, effects=effects, cost=cost, label=label)
+
+            m.action(f"move_{p.letter}_{name}")(schema)
+
+    gr, gc = lay.goal
+    goal_cell = gr * W + gc
+    m.goal(pos[0] == goal_cell)
+    a = P[0]
+    row, col = pos[0] // W, pos[0] % W
+    dist_r = If(row > gr, row - gr, gr - row)
+    dist_c = If(col > gc, col - gc, gc - col)
+    if metric == "steps":
+        m.heuristic(dist_r + dist_c, admissible=True)
+    elif metric == "straight":
+        m.heuristic(ToInt(dist_r > 0) + ToInt(dist_c > 0), admissible=True)
+    else:
+        m.heuristic(ToInt(Not(pos[0] == goal_cell)), admissible=True)
+
+    # identical shapes are interchangeable; the target piece A never is
+    by_shape: dict[tuple[int, int], list[int]] = {}
+    for k, p in enumerate(P[1:], start=1):
+        by_shape.setdefault((p.h, p.w), []).append(k)
+    for ks in by_shape.values():
+        m.interchangeable([(pos[k],) for k in ks])
+
+    letters = [p.letter for p in P]
+    shapes = [(p.h, p.w) for p in P]
+
+    @m.display
+    def show(values: list[int]) -> str:
+        board = [["."] * W for _ in range(H)]
+        for letter, (h, w), x in zip(letters, shapes, values):
+            r0, c0 = divmod(x, W)
+            for i in range(h):
+                for j in range(w):
+                    board[r0 + i][c0 + j] = letter
+        return "\n".join("".join(row) for row in board)
+
+    m.info.update(width=W, height=H, goal=lay.goal, id=lay.id, target_shape=(a.h, a.w))
+    return m

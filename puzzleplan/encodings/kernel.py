@@ -1,0 +1,149 @@
+"""One interface over the two successor kernels (compiled numba, plain numpy).
+
+Engines see only this: ``expand`` a batch, test the goal, evaluate the
+heuristic, canonicalise-and-pack to keys, unpack keys to states.  The
+``numpy`` backend exists for measurement (the bench compares the two) and
+for platforms where numba is unavailable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.task import Task
+from .npkernel import DomainError, NumpyKernel
+from .packing import Layout, group_arrays, layout_for, pack_np, unpack_np
+
+BACKENDS = ("numba", "numpy")
+
+
+class Kernel:
+    backend = "numpy"
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.layout: Layout = layout_for(task)
+        self.n_words = self.layout.n_words
+        self.n_vars = task.n_vars
+        self.costs = np.array([a.cost for a in task.actions], dtype=np.int64)
+        self._np = NumpyKernel(task)
+
+    # overridden by the compiled kernel -------------------------------------
+    def expand(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        succ, par, act, _ = self._np.successors(S)
+        return succ, par, act
+
+    def goal(self, S: np.ndarray) -> np.ndarray:
+        return self._np.goal(S)
+
+    def heuristic(self, S: np.ndarray) -> np.ndarray:
+        return self._np.heuristic(S)
+
+    def canonical(self, S: np.ndarray) -> np.ndarray:
+        return self._np.canonical(S) if self.task.groups else np.asarray(S, dtype=np.int64)
+
+    def pack(self, S: np.ndarray) -> np.ndarray:
+        return pack_np(S, self.layout)
+
+    def unpack(self, K: np.ndarray) -> np.ndarray:
+        return unpack_np(K, self.layout)
+
+    # shared -------------------------------------------------------------------
+    def canon_pack(self, S: np.ndarray) -> np.ndarray:
+        return self.pack(self.canonical(S))
+
+    def init_state(self) -> np.ndarray:
+        return np.array([self.task.init], dtype=np.int64)
+
+
+class CompiledKernel(Kernel):
+    backend = "numba"
+
+    def __init__(self, task: Task):
+        super().__init__(task)
+        from . import compiled, packing
+
+        self._mod, tables = compiled.load_module(task)
+        self._tabs = np.array(tables, dtype=np.int64)
+        self._pk = packing
+        self._groups = group_arrays(task)
+        lay = self.layout
+        self._pack_args = (lay.lo, lay.word, lay.shift, lay.n_words)
+        self._unpack_args = (lay.lo, lay.word, lay.shift, lay.mask)
+        # compile everything now, so search time excludes it
+        s0 = self.init_state()
+        self.expand(s0)
+        self.goal(s0)
+        self.heuristic(s0)
+        self.unpack(self.canon_pack(s0))
+
+    def expand(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        S = np.ascontiguousarray(S, dtype=np.int64)
+        n = S.shape[0]
+        n_act = self._mod.N_ACTIONS
+        cap = int(min(max(4 * n, 2 * n_act, 1024), max(1 << 20, 2 * n_act)))
+        outs, pars, acts = [], [], []
+        start = 0
+        while True:
+            OUT = np.empty((cap, self.n_vars), dtype=np.int64)
+            PAR = np.empty(cap, dtype=np.int64)
+            ACT = np.empty(cap, dtype=np.int64)
+            m, nxt = self._mod.expand(S, start, OUT, PAR, ACT, self._tabs)
+            if m < 0:
+                r = -1 - m
+                act = self.task.actions[int(ACT[r])]
+                bad = [v.name for j, v in enumerate(self.task.variables)
+                       if not v.lo <= OUT[r, j] <= v.hi]
+                raise DomainError(f"action {act.label} sets {', '.join(bad)} outside its domain")
+            outs.append(OUT[:m])
+            pars.append(PAR[:m])
+            acts.append(ACT[:m])
+            if nxt >= n:
+                break
+            start = nxt
+        if len(outs) == 1:
+            return outs[0], pars[0], acts[0]
+        return np.concatenate(outs), np.concatenate(pars), np.concatenate(acts)
+
+    def goal(self, S: np.ndarray) -> np.ndarray:
+        S = np.ascontiguousarray(S, dtype=np.int64)
+        out = np.empty(S.shape[0], dtype=np.bool_)
+        self._mod.goal(S, out, self._tabs)
+        return out
+
+    def heuristic(self, S: np.ndarray) -> np.ndarray:
+        S = np.ascontiguousarray(S, dtype=np.int64)
+        out = np.empty(S.shape[0], dtype=np.int64)
+        self._mod.heuristic(S, out, self._tabs)
+        return out
+
+    def canonical(self, S: np.ndarray) -> np.ndarray:
+        S = np.array(S, dtype=np.int64, copy=True, order="C")
+        if self.task.groups:
+            self._pk.canonicalise_nb(S, *self._groups)
+        return S
+
+    def canon_pack(self, S: np.ndarray) -> np.ndarray:
+        return self.pack(self.canonical(S))
+
+    def pack(self, S: np.ndarray) -> np.ndarray:
+        S = np.ascontiguousarray(S, dtype=np.int64)
+        K = np.empty((S.shape[0], self.n_words), dtype=np.uint64)
+        self._pk.pack_nb(S, *self._pack_args, K)
+        return K
+
+    def unpack(self, K: np.ndarray) -> np.ndarray:
+        S = np.empty((K.shape[0], self.n_vars), dtype=np.int64)
+        self._pk.unpack_nb(np.ascontiguousarray(K), *self._unpack_args, S)
+        return S
+
+
+def make_kernel(task: Task, backend: str = "numba") -> Kernel:
+    if backend == "numba":
+        return CompiledKernel(task)
+    if backend == "numpy":
+        return Kernel(task)
+    raise ValueError(f"unknown kernel backend {backend!r} (choose from {', '.join(BACKENDS)})")
+
+
+__all__ = ["BACKENDS", "CompiledKernel", "DomainError", "Kernel", "make_kernel"]

@@ -1,0 +1,33 @@
+"""The model language: what a model file imports (and nothing else)."""
+
+from .errors import InstanceError, ModelError, OptionError, PuzzleError
+from .expr import (
+    FALSE,
+    TRUE,
+    Abs,
+    Add,
+    And,
+    Count,
+    Element,
+    Expr,
+    If,
+    Implies,
+    Max,
+    Member,
+    Min,
+    Not,
+    Or,
+    Sum,
+    Table,
+    ToInt,
+    const,
+)
+from .model import Act, Model, Option, When
+from .records import Record, read_records, split_headers
+
+__all__ = [
+    "FALSE", "TRUE", "Abs", "Act", "Add", "And", "Count", "Element", "Expr", "If", "Implies",
+    "InstanceError", "Max", "Member", "Min", "Model", "ModelError", "Not", "Option", "OptionError",
+    "Or", "PuzzleError", "Record", "Sum", "Table", "ToInt", "When", "const", "read_records",
+    "split_headers",
+]

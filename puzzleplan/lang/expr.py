@@ -1,0 +1,535 @@
+"""The expression DAG shared by every model, encoder and checker.
+
+Nodes are hash-consed (built once per structure), so a sub-expression that
+two guards share is one node: the vectorised evaluator and the compiled
+kernels compute it once per state, and the SAT encoder gives it one
+auxiliary variable.  Constants are folded while building, which is what
+lets a model write guards with Python-level conditions (board edges, static
+walls) without leaving dead branches in the grounded task.
+
+Every node has a *kind*: ``int`` or ``bool``.  Booleans are never added
+implicitly; ``Count`` and ``ToInt`` convert them, so that numpy, numba and
+the plain-Python checker cannot disagree about ``True + True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Union
+
+ExprLike = Union["Expr", int, bool]
+
+INT = "int"
+BOOL = "bool"
+
+# op -> (result kind, argument kind or None for "as given")
+_ARITH = {"add", "sub", "mul", "floordiv", "mod", "neg", "min", "max", "ite_int", "abs"}
+_CMP = {"eq", "ne", "lt", "le", "gt", "ge"}
+_LOGIC = {"and", "or", "not", "ite_bool"}
+
+_INTERN: dict[tuple, "Expr"] = {}
+
+
+class Expr:
+    """An immutable node: ``op``, argument nodes ``args`` and a payload ``val``.
+
+    ``val`` is the integer of a ``const``, the variable index of a ``var``,
+    or the tuple of integers of a ``table`` lookup.
+    """
+
+    __slots__ = ("op", "args", "val", "kind", "__weakref__")
+
+    op: str
+    args: tuple["Expr", ...]
+    val: object
+    kind: str
+
+    def __new__(cls, op: str, args: tuple["Expr", ...] = (), val: object = None, kind: str = INT):
+        key = (op, tuple(id(a) for a in args), val, kind)
+        node = _INTERN.get(key)
+        if node is None:
+            node = object.__new__(cls)
+            node.op, node.args, node.val, node.kind = op, args, val, kind
+            _INTERN[key] = node
+        return node
+
+    # Identity semantics: nodes are interned, so identity is structural equality.
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a puzzleplan expression has no Python truth value; use And/Or/Not/If "
+            "instead of 'and'/'or'/'not'/'if'"
+        )
+
+    def __repr__(self) -> str:
+        return to_text(self)
+
+    # arithmetic ---------------------------------------------------------
+    def __add__(self, o: ExprLike) -> "Expr":
+        return Add(self, o)
+
+    def __radd__(self, o: ExprLike) -> "Expr":
+        return Add(o, self)
+
+    def __sub__(self, o: ExprLike) -> "Expr":
+        return _arith("sub", self, o)
+
+    def __rsub__(self, o: ExprLike) -> "Expr":
+        return _arith("sub", o, self)
+
+    def __mul__(self, o: ExprLike) -> "Expr":
+        return _arith("mul", self, o)
+
+    def __rmul__(self, o: ExprLike) -> "Expr":
+        return _arith("mul", o, self)
+
+    def __floordiv__(self, o: int) -> "Expr":
+        return _divmod("floordiv", self, o)
+
+    def __mod__(self, o: int) -> "Expr":
+        return _divmod("mod", self, o)
+
+    def __neg__(self) -> "Expr":
+        return _arith("sub", 0, self)
+
+    # comparisons --------------------------------------------------------
+    def __eq__(self, o: ExprLike) -> "Expr":  # type: ignore[override]
+        return _cmp("eq", self, o)
+
+    def __ne__(self, o: ExprLike) -> "Expr":  # type: ignore[override]
+        return _cmp("ne", self, o)
+
+    def __lt__(self, o: ExprLike) -> "Expr":
+        return _cmp("lt", self, o)
+
+    def __le__(self, o: ExprLike) -> "Expr":
+        return _cmp("le", self, o)
+
+    def __gt__(self, o: ExprLike) -> "Expr":
+        return _cmp("gt", self, o)
+
+    def __ge__(self, o: ExprLike) -> "Expr":
+        return _cmp("ge", self, o)
+
+    # logic (on bool nodes) ------------------------------------------------
+    def __and__(self, o: ExprLike) -> "Expr":
+        return And(self, o)
+
+    def __rand__(self, o: ExprLike) -> "Expr":
+        return And(o, self)
+
+    def __or__(self, o: ExprLike) -> "Expr":
+        return Or(self, o)
+
+    def __ror__(self, o: ExprLike) -> "Expr":
+        return Or(o, self)
+
+    def __invert__(self) -> "Expr":
+        return Not(self)
+
+    @property
+    def is_const(self) -> bool:
+        return self.op == "const"
+
+
+def const(v: int | bool) -> Expr:
+    if isinstance(v, bool):
+        return Expr("const", (), int(v), BOOL)
+    return Expr("const", (), int(v), INT)
+
+
+TRUE = const(True)
+FALSE = const(False)
+
+
+def lift(x: ExprLike) -> Expr:
+    """Turn Python ints/bools (including numpy scalars) into constant nodes."""
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, bool):
+        return const(x)
+    try:
+        import operator
+
+        return const(operator.index(x))
+    except TypeError:
+        pass
+    if hasattr(x, "dtype") and getattr(x.dtype, "kind", "") == "b":
+        return const(bool(x))
+    raise TypeError(f"cannot use {x!r} ({type(x).__name__}) in an expression")
+
+
+def _as_int(x: ExprLike) -> Expr:
+    e = lift(x)
+    if e.kind == BOOL:
+        return ToInt(e)
+    return e
+
+
+def _as_bool(x: ExprLike) -> Expr:
+    e = lift(x)
+    if e.kind != BOOL:
+        raise TypeError(f"expected a boolean expression, got integer {to_text(e)}")
+    return e
+
+
+def var(index: int) -> Expr:
+    return Expr("var", (), index, INT)
+
+
+def ToInt(b: ExprLike) -> Expr:
+    e = lift(b)
+    if e.kind == INT:
+        return e
+    if e.is_const:
+        return const(int(e.val))
+    return Expr("toint", (e,), None, INT)
+
+
+def _arith(op: str, a: ExprLike, b: ExprLike) -> Expr:
+    x, y = _as_int(a), _as_int(b)
+    if x.is_const and y.is_const:
+        return const(_PY_BIN[op](x.val, y.val))
+    if op == "sub" and y.is_const and y.val == 0:
+        return x
+    if op == "mul":
+        for p, q in ((x, y), (y, x)):
+            if p.is_const and p.val == 1:
+                return q
+            if p.is_const and p.val == 0:
+                return const(0)
+    return Expr(op, (x, y), None, INT)
+
+
+def _divmod(op: str, a: ExprLike, b: int) -> Expr:
+    x = _as_int(a)
+    d = lift(b)
+    if not d.is_const or d.val <= 0:
+        raise TypeError("// and % need a positive constant divisor")
+    if x.is_const:
+        return const(_PY_BIN[op](x.val, d.val))
+    return Expr(op, (x, d), None, INT)
+
+
+def Add(*terms: ExprLike) -> Expr:
+    """n-ary sum; constants are folded into one."""
+    flat: list[Expr] = []
+    c = 0
+    for t in terms:
+        e = _as_int(t)
+        if e.is_const:
+            c += e.val
+        elif e.op == "add":
+            for a in e.args:
+                if a.is_const:
+                    c += a.val
+                else:
+                    flat.append(a)
+        else:
+            flat.append(e)
+    if not flat:
+        return const(c)
+    if c:
+        flat.append(const(c))
+    if len(flat) == 1:
+        return flat[0]
+    return Expr("add", tuple(flat), None, INT)
+
+
+def Sum(terms: Iterable[ExprLike]) -> Expr:
+    return Add(*list(terms))
+
+
+def Count(conds: Iterable[ExprLike]) -> Expr:
+    """Number of true conditions."""
+    return Add(*[ToInt(_as_bool(c)) for c in conds])
+
+
+def Min(*args: ExprLike) -> Expr:
+    return _minmax("min", args)
+
+
+def Max(*args: ExprLike) -> Expr:
+    return _minmax("max", args)
+
+
+def _minmax(op: str, args: Sequence[ExprLike]) -> Expr:
+    if len(args) == 1 and not isinstance(args[0], (Expr, int, bool)):
+        args = tuple(args[0])  # type: ignore[arg-type]
+    es = [_as_int(a) for a in args]
+    if not es:
+        raise TypeError(f"{op} of nothing")
+    consts = [e.val for e in es if e.is_const]
+    rest = [e for e in es if not e.is_const]
+    if consts:
+        rest.append(const(min(consts) if op == "min" else max(consts)))
+    if len(rest) == 1:
+        return rest[0]
+    return Expr(op, tuple(rest), None, INT)
+
+
+def Abs(a: ExprLike) -> Expr:
+    x = _as_int(a)
+    if x.is_const:
+        return const(abs(x.val))
+    return Expr("abs", (x,), None, INT)
+
+
+def _cmp(op: str, a: ExprLike, b: ExprLike) -> Expr:
+    x, y = lift(a), lift(b)
+    if x.kind != y.kind:
+        x, y = _as_int(x), _as_int(y)
+    if x.is_const and y.is_const:
+        return const(bool(_PY_BIN[op](x.val, y.val)))
+    if x is y:
+        return const(op in ("eq", "le", "ge"))
+    return Expr(op, (x, y), None, BOOL)
+
+
+def Not(a: ExprLike) -> Expr:
+    x = _as_bool(a)
+    if x.is_const:
+        return const(not x.val)
+    if x.op == "not":
+        return x.args[0]
+    return Expr("not", (x,), None, BOOL)
+
+
+def And(*args: ExprLike) -> Expr:
+    return _logic("and", args)
+
+
+def Or(*args: ExprLike) -> Expr:
+    return _logic("or", args)
+
+
+def _logic(op: str, args: Sequence[ExprLike]) -> Expr:
+    if len(args) == 1 and not isinstance(args[0], (Expr, int, bool)):
+        args = tuple(args[0])  # type: ignore[arg-type]
+    absorbing = op == "or"  # True absorbs an Or, False absorbs an And
+    flat: list[Expr] = []
+    seen: set[int] = set()
+    for a in args:
+        e = _as_bool(a)
+        if e.is_const:
+            if bool(e.val) == absorbing:
+                return const(absorbing)
+            continue
+        parts = e.args if e.op == op else (e,)
+        for p in parts:
+            if id(p) not in seen:
+                seen.add(id(p))
+                flat.append(p)
+    if not flat:
+        return const(not absorbing)
+    if len(flat) == 1:
+        return flat[0]
+    return Expr(op, tuple(flat), None, BOOL)
+
+
+def If(c: ExprLike, a: ExprLike, b: ExprLike) -> Expr:
+    """If-then-else; both branches must have the same kind."""
+    cond = _as_bool(c)
+    x, y = lift(a), lift(b)
+    if x.kind != y.kind:
+        x, y = _as_int(x), _as_int(y)
+    if cond.is_const:
+        return x if cond.val else y
+    if x is y:
+        return x
+    if x.kind == BOOL:
+        return Expr("ite_bool", (cond, x, y), None, BOOL)
+    return Expr("ite_int", (cond, x, y), None, INT)
+
+
+def Implies(a: ExprLike, b: ExprLike) -> Expr:
+    return Or(Not(a), b)
+
+
+class Table:
+    """A constant integer array indexed by an expression: ``Table(v)[x]``.
+
+    Lookups are total: an index outside the table yields ``default``.  Guards
+    are evaluated in full by the vectorised kernels (no short-circuit), so a
+    lookup guarded by a bounds test must still be defined when that test fails.
+    """
+
+    def __init__(self, values: Iterable[int | bool], default: int = 0):
+        vals = tuple(int(v) for v in values)
+        if not vals:
+            raise ValueError("empty table")
+        self.values = vals
+        self.default = int(default)
+
+    def __getitem__(self, index: ExprLike) -> Expr:
+        i = _as_int(index)
+        if i.is_const:
+            return const(self.values[i.val] if 0 <= i.val < len(self.values) else self.default)
+        return Expr("table", (i, const(self.default)), self.values, INT)
+
+
+def Member(x: ExprLike, values: Iterable[int], domain: range) -> Expr:
+    """``x in values`` for an ``x`` ranging over ``domain`` (a range from 0)."""
+    vs = set(values)
+    if domain.start != 0 or domain.step != 1:
+        raise ValueError("Member needs a domain range(0, n)")
+    e = _as_int(x)
+    if e.is_const:
+        return const(e.val in vs)
+    if not vs.intersection(domain):
+        return FALSE
+    if all(v in vs for v in domain):
+        return TRUE
+    return Table([1 if v in vs else 0 for v in domain])[e] == 1
+
+
+def Element(items: Sequence[ExprLike], index: ExprLike, default: ExprLike = 0) -> Expr:
+    """``items[index]`` for a list of expressions and a dynamic index.
+
+    Total like ``Table``: an index outside the list yields ``default``.
+    """
+    es = [lift(i) for i in items]
+    if not es:
+        raise ValueError("Element of an empty list")
+    d = lift(default)
+    if es[0].kind == BOOL and d.kind == INT and d.is_const:
+        d = const(bool(d.val))
+    if len({e.kind for e in es} | {d.kind}) > 1:
+        es = [_as_int(e) for e in es]
+        d = _as_int(d)
+    i = _as_int(index)
+    if i.is_const:
+        return es[i.val] if 0 <= i.val < len(es) else d
+    if d.is_const and all(e.is_const for e in es):
+        t = Table([e.val for e in es], d.val)[i]
+        return (t == 1) if es[0].kind == BOOL else t
+    return Expr("element", (i, d, *es), None, es[0].kind)
+
+
+_PY_BIN = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b,
+    "mod": lambda a, b: a % b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+}
+
+_SYM = {
+    "add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%",
+    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+    "and": "&", "or": "|",
+}
+
+
+def to_text(e: Expr, names: Sequence[str] | None = None, depth: int = 0) -> str:
+    """A readable rendering for dumps and error messages (deep trees are elided)."""
+    if depth > 12:
+        return "…"
+    if e.op == "const":
+        return str(bool(e.val)) if e.kind == BOOL else str(e.val)
+    if e.op == "var":
+        return names[e.val] if names else f"v{e.val}"
+    sub = [to_text(a, names, depth + 1) for a in e.args]
+    if e.op in _SYM:
+        return "(" + f" {_SYM[e.op]} ".join(sub) + ")"
+    if e.op == "table":
+        vals = e.val if len(e.val) <= 8 else (*e.val[:8], "…")  # type: ignore[misc]
+        return f"T{list(vals)}[{sub[0]}]"
+    if e.op == "element":
+        items = sub[2:] if len(sub) <= 10 else [*sub[2:10], "…"]
+        return f"[{', '.join(items)}][{sub[0]}]"
+    if e.op == "not":
+        return f"!{sub[0]}"
+    return f"{e.op}({', '.join(sub)})"
+
+
+def walk(roots: Iterable[Expr]) -> list[Expr]:
+    """All nodes under ``roots``, children before parents, each once."""
+    order: list[Expr] = []
+    seen: set[int] = set()
+    for root in roots:
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for a in reversed(node.args):
+                if id(a) not in seen:
+                    stack.append((a, False))
+    return order
+
+
+def variables_of(e: Expr) -> set[int]:
+    return {n.val for n in walk([e]) if n.op == "var"}  # type: ignore[misc]
+
+
+def bounds(e: Expr, var_bounds: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """Interval bounds of ``e`` given each variable's (lo, hi); sound, not tight."""
+    memo: dict[int, tuple[int, int]] = {}
+    for n in walk([e]):
+        memo[id(n)] = _node_bounds(n, [memo[id(a)] for a in n.args], var_bounds)
+    return memo[id(e)]
+
+
+def _node_bounds(n: Expr, ab: list[tuple[int, int]], vb: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    op = n.op
+    if n.kind == BOOL or op == "toint":
+        if op == "const":
+            return (n.val, n.val)  # type: ignore[return-value]
+        return (0, 1)
+    if op == "const":
+        return (n.val, n.val)  # type: ignore[return-value]
+    if op == "var":
+        return vb[n.val]  # type: ignore[index]
+    if op == "add":
+        return (sum(a[0] for a in ab), sum(a[1] for a in ab))
+    if op == "sub":
+        return (ab[0][0] - ab[1][1], ab[0][1] - ab[1][0])
+    if op == "mul":
+        (a, b), (c, d) = ab
+        p = (a * c, a * d, b * c, b * d)
+        return (min(p), max(p))
+    if op == "floordiv":
+        (a, b), (d, _) = ab
+        return (a // d, b // d)
+    if op == "mod":
+        d = ab[1][0]
+        return (0, d - 1)
+    if op == "abs":
+        a, b = ab[0]
+        if a >= 0:
+            return (a, b)
+        if b <= 0:
+            return (-b, -a)
+        return (0, max(-a, b))
+    if op == "min":
+        return (min(a[0] for a in ab), min(a[1] for a in ab))
+    if op == "max":
+        return (max(a[0] for a in ab), max(a[1] for a in ab))
+    if op == "ite_int":
+        return (min(ab[1][0], ab[2][0]), max(ab[1][1], ab[2][1]))
+    if op == "table":
+        lo, hi = ab[0]
+        vals = list(n.val[max(lo, 0): hi + 1])  # type: ignore[index]
+        if lo < 0 or hi >= len(n.val) or not vals:  # type: ignore[arg-type]
+            vals.append(ab[1][0])
+        return (min(vals), max(vals))
+    if op == "element":
+        lo, hi = ab[0]
+        cand = ab[2 + max(lo, 0): 2 + hi + 1]
+        if lo < 0 or hi >= len(ab) - 2 or not cand:
+            cand = cand + [ab[1]]
+        return (min(a[0] for a in cand), max(a[1] for a in cand))
+    raise ValueError(f"no bounds rule for {op}")

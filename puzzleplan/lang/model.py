@@ -1,0 +1,186 @@
+"""Builders a model file uses to declare a transition model.
+
+A model is plain Python: it creates variables, then declares action
+*schemas* as functions of their parameters.  Grounding (in ``puzzleplan.ir``)
+calls each schema once per parameter combination, so inside a schema the
+parameters are ordinary Python values and the result is an expression over
+state variables only.  That keeps the language small (no quantifiers) while
+parameters still range over cells, pieces and directions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ModelError
+from .expr import TRUE, Expr, ExprLike, lift, var
+
+
+@dataclass(frozen=True)
+class VarInfo:
+    name: str
+    lo: int
+    hi: int
+    init: int
+    aux: bool = False  # bookkeeping (e.g. "last piece moved"), not part of the configuration
+
+
+@dataclass(frozen=True)
+class When:
+    """A conditional effect: the assignments happen only if ``cond`` holds in the pre-state."""
+
+    cond: ExprLike
+    assign: Mapping[Expr, ExprLike]
+
+
+@dataclass
+class Act:
+    """What an action schema returns for one parameter combination.
+
+    ``effects`` maps variables to new values (all right-hand sides read the
+    pre-state); ``When`` items add conditional assignments, applied after the
+    unconditional ones, later ones winning.  ``cost`` may depend on the state:
+    grounding then splits the action by cost value, so every ground action
+    has a constant cost.
+    """
+
+    guard: ExprLike = True
+    effects: Mapping[Expr, ExprLike] = field(default_factory=dict)
+    cost: ExprLike = 1
+    label: str | None = None
+    when: Sequence[When] = ()
+
+
+@dataclass
+class Schema:
+    name: str
+    params: dict[str, tuple[Any, ...]]
+    fn: Callable[..., Act | None]
+
+    def combinations(self) -> Iterable[dict[str, Any]]:
+        keys = list(self.params)
+        for values in itertools.product(*(self.params[k] for k in keys)):
+            yield dict(zip(keys, values))
+
+
+@dataclass
+class Heuristic:
+    expr: Expr
+    admissible: bool
+
+
+class Model:
+    """A transition model under construction: variables, actions, goal, extras."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.variables: list[VarInfo] = []
+        self.schemas: list[Schema] = []
+        self.goal_expr: Expr | None = None
+        self.heuristic_decl: Heuristic | None = None
+        self.groups: list[list[tuple[int, ...]]] = []
+        self.views: dict[str, list[Expr]] = {}
+        self.renderer: Callable[[Sequence[int]], str] | None = None
+        self.info: dict[str, Any] = {}
+
+    # variables ------------------------------------------------------------
+    def var(self, name: str, lo: int, hi: int, init: int, aux: bool = False) -> Expr:
+        if any(v.name == name for v in self.variables):
+            raise ModelError(f"variable {name!r} declared twice")
+        if not lo <= hi:
+            raise ModelError(f"variable {name!r}: empty domain {lo}..{hi}")
+        if not lo <= init <= hi:
+            raise ModelError(f"variable {name!r}: initial value {init} outside {lo}..{hi}")
+        self.variables.append(VarInfo(name, int(lo), int(hi), int(init), aux))
+        return var(len(self.variables) - 1)
+
+    def vars(self, name: str, lo: int, hi: int, init: Sequence[int]) -> list[Expr]:
+        return [self.var(f"{name}[{i}]", lo, hi, v) for i, v in enumerate(init)]
+
+    def grid(self, name: str, lo: int, hi: int, init: Sequence[Sequence[int]]) -> list[list[Expr]]:
+        return [[self.var(f"{name}[{r},{c}]", lo, hi, v) for c, v in enumerate(row)]
+                for r, row in enumerate(init)]
+
+    # actions ----------------------------------------------------------------
+    def action(self, name: str, **params: Iterable[Any]) -> Callable[[Callable[..., Act | None]], Callable[..., Act | None]]:
+        """Decorator: ``@m.action("move", p=range(n), d=DIRS)`` over ``def move(p, d) -> Act | None``."""
+
+        def deco(fn: Callable[..., Act | None]) -> Callable[..., Act | None]:
+            self.schemas.append(Schema(name, {k: tuple(v) for k, v in params.items()}, fn))
+            return fn
+
+        return deco
+
+    # goal, heuristic, symmetry, views, display ---------------------------------
+    def goal(self, cond: ExprLike) -> None:
+        self.goal_expr = lift(cond)
+
+    def heuristic(self, h: ExprLike, admissible: bool = True) -> None:
+        """Declare an integer estimate of the remaining cost; ``admissible`` = never overestimates."""
+        self.heuristic_decl = Heuristic(lift(h), admissible)
+
+    def interchangeable(self, objects: Sequence[Sequence[Expr]]) -> None:
+        """Objects (tuples of variables) whose values may be permuted without changing the puzzle.
+
+        Engines store states with each group's objects sorted, so positions of
+        three identical soldiers count once, not 3! times.
+        """
+        objs: list[tuple[int, ...]] = []
+        for o in objects:
+            idx = []
+            for v in o:
+                if not isinstance(v, Expr) or v.op != "var":
+                    raise ModelError("interchangeable objects must be tuples of state variables")
+                idx.append(int(v.val))  # type: ignore[arg-type]
+            objs.append(tuple(idx))
+        if len(objs) > 1:
+            self.groups.append(objs)
+
+    def view(self, name: str, exprs: Sequence[ExprLike]) -> list[Expr]:
+        """A named derived quantity (e.g. an occupancy grid computed from piece positions)."""
+        es = [lift(e) for e in exprs]
+        self.views[name] = es
+        return es
+
+    def display(self, fn: Callable[[Sequence[int]], str]) -> Callable[[Sequence[int]], str]:
+        """Register how a state (values in variable order) is drawn as text."""
+        self.renderer = fn
+        return fn
+
+
+@dataclass(frozen=True)
+class Option:
+    """A model option settable with ``-O name=value``."""
+
+    name: str
+    default: Any
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+    type: type = str
+
+    def convert(self, text: str) -> Any:
+        from .errors import OptionError
+
+        try:
+            value = self.type(text)
+        except ValueError:
+            raise OptionError(f"option {self.name}: {text!r} is not a valid {self.type.__name__}") from None
+        if self.choices is not None and value not in self.choices:
+            raise OptionError(
+                f"option {self.name}: {text!r} is not one of {', '.join(map(str, self.choices))}"
+            )
+        return value
+
+
+@dataclass
+class ModelSpec:
+    """What a model file provides, gathered by the loader."""
+
+    name: str
+    options: list[Option] = field(default_factory=list)
+    parse: Callable[..., Any] | None = None
+    build: Callable[..., Any] | None = None
+    doc: str = ""

@@ -1,0 +1,69 @@
+"""The one result type every engine returns, and the limits every engine honours."""
+
+from __future__ import annotations
+
+import resource
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("optimal", "solved", "unsolvable", "unknown", "limit")
+
+
+@dataclass
+class Limits:
+    time_s: float | None = None
+    max_states: int | None = None
+
+    def deadline(self, start: float) -> float | None:
+        return None if self.time_s is None else start + self.time_s
+
+
+@dataclass
+class Result:
+    status: str
+    engine: str
+    cost: int | None = None
+    plan: list[int] | None = None          # ground-action indices, replayable from the initial state
+    stats: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+    proof: str = ""                          # how optimality (or unsolvability) was established
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status}")
+
+    @property
+    def optimal(self) -> bool:
+        return self.status == "optimal"
+
+
+class Clock:
+    """Search time and limit checks (start-up and parsing excluded by construction)."""
+
+    def __init__(self, limits: Limits):
+        self.start = time.perf_counter()
+        self.deadline = limits.deadline(self.start)
+        self.max_states = limits.max_states
+        self.peak_bytes = 0
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def too_many(self, n_states: int) -> bool:
+        return self.max_states is not None and n_states > self.max_states
+
+    def note_bytes(self, n: int) -> None:
+        self.peak_bytes = max(self.peak_bytes, n)
+
+    def stats(self, **extra: Any) -> dict[str, Any]:
+        rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return {
+            "time_s": round(self.elapsed(), 6),
+            "peak_mb": round(self.peak_bytes / 2**20, 3),
+            "rss_peak_mb": round(rss_kb / 1024, 1),
+            **extra,
+        }
