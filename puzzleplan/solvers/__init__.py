@@ -1,0 +1,42 @@
+"""Search engines over the kernels; every one returns ``result.Result``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..encodings.kernel import Kernel
+from . import bestfirst, bfs, idastar
+from .result import Limits, Result
+
+
+def _bfs(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result:
+    return bfs.solve(kernel, limits, enumerate_all=enumerate_all)
+
+
+def _ucs(kernel: Kernel, limits: Limits) -> Result:
+    return bestfirst.solve(kernel, limits, use_heuristic=False, name="ucs")
+
+
+def _astar(kernel: Kernel, limits: Limits) -> Result:
+    return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar")
+
+
+def _idastar(kernel: Kernel, limits: Limits) -> Result:
+    return idastar.solve(kernel, limits)
+
+
+ENGINES: dict[str, Callable[..., Result]] = {
+    "bfs": _bfs,
+    "ucs": _ucs,
+    "astar": _astar,
+    "idastar": _idastar,
+}
+
+DESCRIPTIONS = {
+    "bfs": "layer-batched breadth-first search; 0-1 BFS when actions cost 0 (exact for unit and 0/1 costs)",
+    "ucs": "uniform-cost search with Dial buckets (exact for any non-negative integer costs)",
+    "astar": "A* batched by f-buckets with the model's heuristic (blind if none), re-opening",
+    "idastar": "IDA* in compiled code, linear memory (for deep sliding-tile instances)",
+}
+
+__all__ = ["DESCRIPTIONS", "ENGINES", "Limits", "Result"]

@@ -1,0 +1,232 @@
+"""The library entry points the CLI, the bench and users' scripts share.
+
+``load_model`` finds a bundled model by name or a model file by path;
+``load_task`` parses an instance (``FILE`` or ``FILE#ID``), applies
+``-O`` options and grounds the task; ``solve`` runs one engine and replays
+its plan in the independent reference checker before anything is reported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .encodings.kernel import BACKENDS, Kernel, make_kernel
+from .ir.task import Task, ground
+from .lang.errors import EXIT_UNKNOWN_ENGINE, ModelError, OptionError, PuzzleError
+from .lang.model import Model, Option
+from .lang.records import Record, select_record
+from .solvers import ENGINES, Limits, Result
+from .verify.reference import check_plan
+
+EXIT_OK = 0
+EXIT_UNSOLVABLE = 10
+EXIT_LIMIT = 12
+EXIT_DISAGREE = 20
+EXIT_PLAN_REJECTED = 21
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+def bundled_models() -> list[str]:
+    d = _models_dir()
+    if d is None:
+        return []
+    return sorted(p.stem for p in d.glob("*.py") if not p.stem.startswith("_"))
+
+
+def _models_dir() -> Path | None:
+    if MODELS_DIR.is_dir():
+        return MODELS_DIR
+    spec = importlib.util.find_spec("puzzleplan.models")
+    if spec and spec.submodule_search_locations:
+        return Path(list(spec.submodule_search_locations)[0])
+    return None
+
+
+def load_model(name_or_path: str) -> ModuleType:
+    """A bundled model (``klotski``) or a model file (``path/to/model.py``)."""
+    p = Path(name_or_path)
+    if p.suffix == ".py" or "/" in name_or_path:
+        if not p.is_file():
+            raise ModelError("no such model file", name_or_path)
+        path = p
+    else:
+        d = _models_dir()
+        path = d / f"{name_or_path}.py" if d else Path(name_or_path)
+        if not path.is_file() or name_or_path.startswith("_"):
+            known = ", ".join(bundled_models()) or "none found"
+            raise ModelError(f"unknown model {name_or_path!r} (bundled: {known}; or give a path to a .py file)")
+    mod_name = f"puzzleplan_model_{path.stem}_{abs(hash(str(path.resolve())))}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise ModelError("cannot load model file", str(path))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except PuzzleError:
+        raise
+    except Exception as e:  # a broken model file is the user's input: report it, one line
+        del sys.modules[mod_name]
+        raise ModelError(f"model file failed to load: {type(e).__name__}: {e}", str(path),
+                         _line_in(e, path)) from None
+    for attr in ("parse", "build"):
+        if not callable(getattr(mod, attr, None)):
+            raise ModelError(f"model file defines no {attr}() function", str(path))
+    return mod
+
+
+def _line_in(exc: BaseException, path: Path) -> int | None:
+    line = None
+    for fr in traceback.extract_tb(exc.__traceback__):
+        if Path(fr.filename).resolve() == path.resolve():
+            line = fr.lineno
+    return line
+
+
+def model_options(mod: ModuleType) -> list[Option]:
+    return list(getattr(mod, "OPTIONS", []))
+
+
+def parse_options(mod: ModuleType, pairs: list[str]) -> dict[str, Any]:
+    """``["metric=steps"]`` -> ``{"metric": "steps"}``, every option checked against the model's list."""
+    opts = {o.name: o for o in model_options(mod)}
+    values = {name: o.default for name, o in opts.items()}
+    for pair in pairs:
+        if "=" not in pair:
+            raise OptionError(f"option {pair!r} must look like key=value")
+        key, text = pair.split("=", 1)
+        key = key.strip()
+        if key not in opts:
+            known = ", ".join(opts) or "none"
+            raise OptionError(f"unknown option {key!r} for model {getattr(mod, 'NAME', '?')} (known: {known})")
+        values[key] = opts[key].convert(text.strip())
+    return values
+
+
+def split_instance(arg: str) -> tuple[str, str | None]:
+    if "#" in arg:
+        path, rid = arg.rsplit("#", 1)
+        return path, rid or None
+    return arg, None
+
+
+@dataclass
+class Loaded:
+    model: ModuleType
+    record: Record
+    data: Any
+    options: dict[str, Any]
+    task: Task
+    instance: str
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+
+    def kernel(self, backend: str = "numba") -> Kernel:
+        if backend not in BACKENDS:
+            raise OptionError(f"unknown kernel {backend!r} (choose from {', '.join(BACKENDS)})")
+        if backend not in self.kernels:
+            self.kernels[backend] = make_kernel(self.task, backend)
+        return self.kernels[backend]
+
+
+def load_task(model: str | ModuleType, instance: str, options: list[str] | None = None) -> Loaded:
+    mod = load_model(model) if isinstance(model, str) else model
+    opts = parse_options(mod, options or [])
+    path, rid = split_instance(instance)
+    rec = select_record(path, rid)
+    data = mod.parse(rec)
+    try:
+        built = mod.build(data, **opts)
+    except PuzzleError:
+        raise
+    except Exception as e:
+        f = getattr(mod, "__file__", None) or "model"
+        raise ModelError(f"model failed to build this instance: {type(e).__name__}: {e}", f,
+                         _line_in(e, Path(f))) from None
+    if not isinstance(built, Model):
+        raise ModelError(f"build() returned {type(built).__name__}, not a Model", getattr(mod, "__file__", None))
+    task = ground(built)
+    return Loaded(mod, rec, data, opts, task, instance)
+
+
+def check_engine(name: str) -> None:
+    if name not in ENGINES:
+        raise PuzzleError(f"unknown engine {name!r} (choose from {', '.join(ENGINES)})",
+                          code=EXIT_UNKNOWN_ENGINE)
+
+
+def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, kernel: str = "numba",
+          **engine_options: Any) -> Result:
+    """Run one engine; its plan is replayed by the reference checker before we return it."""
+    check_engine(engine)
+    k = loaded.kernel(kernel)
+    result = ENGINES[engine](k, limits or Limits(), **engine_options)
+    result.stats["kernel"] = k.backend
+    if result.plan is not None:
+        chk = check_plan(loaded.task, result.plan)
+        result.stats["verified"] = chk.ok
+        if not chk.ok or chk.cost != result.cost:
+            result.message = (f"plan rejected by the reference checker: {chk.message or 'cost differs'} "
+                              f"(engine said {result.cost}, checker {chk.cost})")
+            result.stats["verified"] = False
+    return result
+
+
+def exit_code(result: Result) -> int:
+    if result.plan is not None and not result.stats.get("verified", False):
+        return EXIT_PLAN_REJECTED
+    if result.status in ("optimal", "solved"):
+        return EXIT_OK
+    if result.status == "unsolvable":
+        return EXIT_UNSOLVABLE
+    return EXIT_LIMIT
+
+
+def plan_labels(task: Task, plan: list[int]) -> list[str]:
+    return [task.actions[k].label for k in plan]
+
+
+def plan_moves(task: Task, plan: list[int]) -> list[str]:
+    """Labels with zero-cost steps folded into the step before them ("E left" + "E down" -> "E left down").
+
+    With 0/1 cost models (one move = a run of free steps) this prints one item per counted move.
+    """
+    out: list[str] = []
+    for k in plan:
+        a = task.actions[k]
+        if a.cost == 0 and out:
+            prev_words = out[-1].split()
+            words = a.label.split()
+            shared = 0
+            while shared < min(len(prev_words), len(words)) - 1 and prev_words[shared] == words[shared]:
+                shared += 1
+            out[-1] += " " + " ".join(words[shared:])
+        else:
+            out.append(a.label)
+    return out
+
+
+def result_json(loaded: Loaded, result: Result) -> dict[str, Any]:
+    return {
+        "status": result.status,
+        "optimal": result.optimal,
+        "cost": result.cost,
+        "plan": plan_labels(loaded.task, result.plan) if result.plan is not None else None,
+        "steps": len(result.plan) if result.plan is not None else None,
+        "moves": plan_moves(loaded.task, result.plan) if result.plan is not None else None,
+        "engine": result.engine,
+        "proof": result.proof,
+        "message": result.message,
+        "model": getattr(loaded.model, "NAME", loaded.task.name),
+        "instance": loaded.instance,
+        "options": {k: v for k, v in loaded.options.items()},
+        "stats": result.stats,
+    }

@@ -1,0 +1,233 @@
+"""Command line: ``puzzleplan solve|show|dump|models|bench``.
+
+Exit codes (docs/cli.md): 0 solved; 10 proven unsolvable; 12 limit or
+unknown; 20 engines disagree; 21 a plan failed the reference checker;
+30 malformed instance; 31 bad option or argument; 32 bad model; 33 unknown
+engine; 34 bad plan file.  Errors are one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import __version__
+from .lang.errors import EXIT_BAD_OPTION, PuzzleError
+from .solvers import DESCRIPTIONS, ENGINES, Limits
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line and exit code 31."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"puzzleplan: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_OPTION)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return v
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="puzzleplan", description="One puzzle model, many engines.")
+    p.add_argument("--version", action="version", version=f"puzzleplan {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("model", help="bundled model name (klotski, sliding, ...) or path to a model .py file")
+        sp.add_argument("instance", help="instance file, or FILE#ID for one record of a multi-record file")
+        sp.add_argument("-O", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                        help="model option (repeatable); see `puzzleplan models`")
+
+    s = sub.add_parser("solve", help="solve one instance with one engine")
+    common(s)
+    s.add_argument("--engine", "-e", default="bfs", help=f"one of {', '.join(ENGINES)} (default bfs)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--time-limit", type=_positive_float, metavar="S", help="search time limit in seconds")
+    s.add_argument("--max-states", type=_positive_int, metavar="N", help="stop after N stored states")
+    s.add_argument("--seed", type=int, default=0, help="random seed (for randomised engines)")
+    s.add_argument("--kernel", default="numba", choices=("numba", "numpy"),
+                   help="successor kernel: compiled (default) or plain numpy")
+    s.add_argument("--enumerate", action="store_true",
+                   help="bfs only: explore every reachable state and report how many")
+
+    sh = sub.add_parser("show", help="draw the board; with --plan, solve and replay the plan step by step")
+    common(sh)
+    sh.add_argument("--plan", nargs="?", const="", default=None, metavar="FILE",
+                    help="replay a plan: from FILE (JSON from `solve --json`, or one action label per "
+                         "line), or, with no FILE, the plan of --engine")
+    sh.add_argument("--engine", "-e", default="bfs")
+    sh.add_argument("--time-limit", type=_positive_float, metavar="S")
+
+    d = sub.add_parser("dump", help="print the grounded task (variables, actions, goal)")
+    common(d)
+    d.add_argument("--json", action="store_true")
+
+    sub.add_parser("models", help="list bundled models, their options, and the engines")
+
+    from .bench.cli import add_bench_parser
+
+    add_bench_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except PuzzleError as e:
+        print(f"puzzleplan: error: {e}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:
+        print("puzzleplan: interrupted", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from . import api
+
+    if args.command == "models":
+        return _models()
+    if args.command == "bench":
+        from .bench.cli import run_bench
+
+        return run_bench(args)
+    if args.command == "solve":
+        api.check_engine(args.engine)
+        if args.enumerate and args.engine != "bfs":
+            raise PuzzleError("--enumerate works with --engine bfs only", code=EXIT_BAD_OPTION)
+    loaded = api.load_task(args.model, args.instance, args.options)
+    if args.command == "dump":
+        print(loaded.task.to_json() if args.json else loaded.task.dump())
+        return 0
+    if args.command == "show":
+        return _show(loaded, args)
+    extra: dict[str, Any] = {"enumerate_all": True} if args.enumerate else {}
+    result = api.solve(loaded, args.engine, Limits(args.time_limit, args.max_states), args.kernel, **extra)
+    if args.json:
+        print(json.dumps(api.result_json(loaded, result), ensure_ascii=False))
+    else:
+        _print_result(loaded, result)
+    return api.exit_code(result)
+
+
+def _print_result(loaded: Any, result: Any) -> None:
+    from . import api
+
+    st = result.stats
+    opts = ",".join(f"{k}={v}" for k, v in loaded.options.items())
+    head = f"{loaded.instance}" + (f" [{opts}]" if opts else "")
+    if result.cost is not None:
+        steps = len(result.plan) if result.plan is not None else 0
+        extra = f" in {steps} steps" if steps != result.cost else ""
+        print(f"{head}: {result.status}, cost {result.cost}{extra}")
+    else:
+        print(f"{head}: {result.status}")
+    line = (f"  engine {result.engine} ({st.get('kernel')}): {st.get('time_s', 0):.3f} s search, "
+            f"{st.get('expanded', 0):,} expanded, {st.get('generated', 0):,} generated, "
+            f"peak {st.get('peak_mb', 0):.1f} MB")
+    print(line)
+    if "reachable" in st:
+        print(f"  reachable states: {st['reachable']:,} ({st['configurations']:,} configurations)")
+    if result.plan is not None:
+        verdict = "verified by the reference checker" if st.get("verified") else "REJECTED by the checker"
+        print(f"  plan ({verdict}): " + ", ".join(api.plan_moves(loaded.task, result.plan)))
+    if result.message:
+        print(f"  note: {result.message}")
+
+
+def _show(loaded: Any, args: argparse.Namespace) -> int:
+    from . import api
+    from .lang.errors import EXIT_BAD_PLAN
+    from .verify.reference import apply
+
+    task = loaded.task
+    render = task.renderer or (lambda vals: " ".join(f"{n}={v}" for n, v in zip(task.names, vals)))
+    state = list(task.init)
+    print(render(state))
+    if args.plan is None:
+        return 0
+    if args.plan == "":
+        api.check_engine(args.engine)
+        result = api.solve(loaded, args.engine, Limits(args.time_limit))
+        if result.plan is None:
+            print(f"no plan: {result.status}")
+            return api.exit_code(result)
+        plan = result.plan
+    else:
+        plan = _read_plan(task, args.plan, EXIT_BAD_PLAN)
+    total = 0
+    for i, k in enumerate(plan, 1):
+        a = task.actions[k]
+        total += a.cost
+        state = apply(task, a, state)
+        print(f"\nstep {i}: {a.label}   (cost so far {total})")
+        print(render(state))
+    return 0
+
+
+def _read_plan(task: Any, path: str, code: int) -> list[int]:
+    """Plan labels from a `solve --json` file or a text file, matched against applicable actions."""
+    from .verify.reference import applicable, apply
+
+    try:
+        text = open(path, encoding="utf-8").read()
+    except OSError as e:
+        raise PuzzleError(f"cannot read plan: {e.strerror}", path, code=code) from None
+    labels: list[tuple[int, str]]
+    if text.lstrip().startswith("{"):
+        try:
+            labels = [(1, x) for x in json.loads(text)["plan"]]
+        except (ValueError, KeyError, TypeError):
+            raise PuzzleError("not a `puzzleplan solve --json` output with a plan", path, 1, code=code) from None
+    else:
+        labels = [(i, ln.strip()) for i, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+    state = list(task.init)
+    plan = []
+    for line, label in labels:
+        ks = [k for k, a in enumerate(task.actions) if a.label == label and applicable(a, state)]
+        if not ks:
+            raise PuzzleError(f"action {label!r} is unknown or not applicable here", path, line, code=code)
+        plan.append(ks[0])
+        state = apply(task, task.actions[ks[0]], state)
+    return plan
+
+
+def _models() -> int:
+    from . import api
+
+    for name in api.bundled_models():
+        mod = api.load_model(name)
+        doc = (mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else ""
+        print(f"{name}: {doc}")
+        for o in api.model_options(mod):
+            choices = f" {{{', '.join(map(str, o.choices))}}}" if o.choices else ""
+            print(f"  -O {o.name}=...{choices} (default {o.default}): {o.help}")
+    print("\nengines:")
+    for name, desc in DESCRIPTIONS.items():
+        print(f"  {name}: {desc}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

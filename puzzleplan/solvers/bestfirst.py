@@ -1,0 +1,114 @@
+"""Best-first search batched by f-value buckets: ``astar`` and ``ucs``.
+
+Open states live in buckets keyed by (f, g); the engine repeatedly expands
+the whole bucket with the smallest f and, among those, the largest g (deep
+states first: on sliding tiles this is what keeps the last f-layer short).
+A state is re-opened when a cheaper path to it turns up, so the result is
+optimal for any admissible heuristic, consistent or not, and for any
+non-negative integer costs (zero included).  With no heuristic (``ucs``) the
+buckets are Dial's buckets of uniform-cost search.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..encodings.kernel import Kernel
+from .plan import chain, concretise
+from .result import Clock, Limits, Result
+from .visited import Growable, StateTable
+
+INF = np.iinfo(np.int64).max // 4
+CHUNK = 1 << 16
+
+
+def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar") -> Result:
+    task = kernel.task
+    heuristic = use_heuristic and task.heuristic is not None
+    clock = Clock(limits)
+    table = StateTable(kernel.n_words)
+    parent = Growable(np.int64, -1)
+    action = Growable(np.int64, -1)
+    gval = Growable(np.int64, INF)
+    closed_at = Growable(np.int64, INF)   # g at which the state was last expanded
+
+    S0 = kernel.canonical(kernel.init_state())
+    ids, _ = table.insert(kernel.pack(S0))
+    gval.ensure(1)
+    gval.a[ids] = 0
+    h0 = int(kernel.heuristic(S0)[0]) if heuristic else 0
+    buckets: dict[int, dict[int, list[np.ndarray]]] = {h0: {0: [ids]}}
+    expanded = generated = reopened = 0
+    status = None
+    goal_id, goal_cost = -1, None
+    f_layers: dict[int, int] = {}
+
+    while buckets and status is None:
+        f = min(buckets)
+        by_g = buckets[f]
+        g = max(by_g)
+        batch = np.unique(np.concatenate(by_g.pop(g)))
+        if not by_g:
+            del buckets[f]
+        batch = batch[(gval.a[batch] == g) & (closed_at.a[batch] > g)]
+        if batch.size == 0:
+            continue
+        for lo in range(0, batch.size, CHUNK):
+            part = batch[lo: lo + CHUNK]
+            S = kernel.unpack(table.keys[part])
+            hit = np.flatnonzero(kernel.goal(S))
+            if hit.size:
+                goal_id, goal_cost, status = int(part[hit[0]]), g, "optimal"
+                break
+            if clock.out_of_time() or clock.too_many(table.size):
+                status = "limit"
+                break
+            closed_at.ensure(table.size)
+            reopened += int(np.count_nonzero(closed_at.a[part] < INF))
+            closed_at.a[part] = g
+            succ, par, act = kernel.expand(S)
+            expanded += part.size
+            generated += succ.shape[0]
+            f_layers[f] = f_layers.get(f, 0) + part.size
+            if succ.shape[0] == 0:
+                continue
+            K = kernel.canon_pack(succ)
+            g2 = g + kernel.costs[act]
+            sids, _ = table.insert(K)
+            for arr in (parent, action, gval, closed_at):
+                arr.ensure(table.size)
+            # keep, per state id, the cheapest new path; only improvements go on
+            order = np.lexsort((g2, sids))
+            sids, g2, order = sids[order], g2[order], order
+            first = np.ones(sids.size, dtype=bool)
+            first[1:] = sids[1:] != sids[:-1]
+            sids, g2, order = sids[first], g2[first], order[first]
+            better = g2 < gval.a[sids]
+            if not better.any():
+                continue
+            sids, g2, order = sids[better], g2[better], order[better]
+            gval.a[sids] = g2
+            parent.a[sids] = part[par[order]]
+            action.a[sids] = act[order]
+            h2 = kernel.heuristic(succ[order]) if heuristic else np.zeros(sids.size, dtype=np.int64)
+            f2 = np.maximum(g2 + h2, f)  # pathmax keeps f monotone for inconsistent heuristics
+            for fv in np.unique(f2):
+                sel_f = f2 == fv
+                for gv in np.unique(g2[sel_f]):
+                    sel = sel_f & (g2 == gv)
+                    buckets.setdefault(int(fv), {}).setdefault(int(gv), []).append(sids[sel])
+            clock.note_bytes(table.nbytes + 4 * parent.a.nbytes + succ.nbytes * 2)
+
+    stats = clock.stats(expanded=expanded, generated=generated, states=table.size, reopened=reopened,
+                        f_layers={int(k): v for k, v in sorted(f_layers.items())})
+    if status == "optimal":
+        ids_chain, acts = chain(parent.a, action.a, goal_id)
+        plan = concretise(kernel, table.keys[np.array(ids_chain)], acts)
+        if heuristic and not task.heuristic_admissible:
+            return Result("solved", name, goal_cost, plan, stats,
+                          message="the model's heuristic is not declared admissible")
+        proof = "admissible heuristic, f-ordered expansion" if heuristic else "uniform-cost order"
+        return Result("optimal", name, goal_cost, plan, stats, proof=proof)
+    if status == "limit":
+        return Result("limit", name, stats=stats)
+    return Result("unsolvable", name, stats=stats, proof="reachable states exhausted")

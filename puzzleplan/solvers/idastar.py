@@ -1,0 +1,155 @@
+"""IDA*: depth-first iterations with a growing f-bound, in compiled code.
+
+Memory is linear in the depth, which is what the 15- and 24-puzzle need.
+The depth-first loop keeps an explicit stack in arrays so it can stop after
+a node budget and resume: time limits are checked between slices without
+losing the iteration.  Successors equal to the grandparent are skipped
+(the usual inverse-move pruning, stated generically); when the model has
+zero-cost actions the whole current path is checked, so zero-cost cycles
+cannot trap the search.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ..encodings.kernel import CompiledKernel, Kernel
+from ..lang.errors import OptionError
+from .result import Clock, Limits, Result
+
+SLICE = 200_000
+
+
+@nb.njit
+def _dfs(expand, heur, goal, TABS, costs, bound, budget, st, path, gs, acts,
+         succ, sacts, cnt, cur, par, hbuf, full_path_check):  # pragma: no cover - compiled
+    """One slice of a bounded DFS.  st = [depth, status, nodes, next_bound]; status 0 running, 1 found,
+    2 exhausted, 3 depth capacity reached."""
+    d = st[0]
+    V = path.shape[1]
+    maxd = path.shape[0] - 1
+    done = 0
+    while d >= 0:
+        if done >= budget:
+            st[0] = d
+            return
+        if cur[d] >= cnt[d]:
+            d -= 1
+            continue
+        j = cur[d]
+        cur[d] += 1
+        a = sacts[d, j]
+        g2 = gs[d] + costs[a]
+        heur(succ[d, j:j + 1], hbuf, TABS)
+        f2 = g2 + hbuf[0]
+        if f2 > bound:
+            if f2 < st[3]:
+                st[3] = f2
+            continue
+        if d >= 1:
+            same = True
+            for v in range(V):
+                if succ[d, j, v] != path[d - 1, v]:
+                    same = False
+                    break
+            if same:
+                continue
+        if full_path_check:
+            seen = False
+            for q in range(d + 1):
+                same = True
+                for v in range(V):
+                    if succ[d, j, v] != path[q, v]:
+                        same = False
+                        break
+                if same:
+                    seen = True
+                    break
+            if seen:
+                continue
+        if d + 1 > maxd:
+            st[0] = d
+            st[1] = 3
+            return
+        for v in range(V):
+            path[d + 1, v] = succ[d, j, v]
+        gs[d + 1] = g2
+        acts[d + 1] = a
+        done += 1
+        st[2] += 1
+        goal(path[d + 1:d + 2], hbuf, TABS)
+        if hbuf[0] != 0:
+            st[0] = d + 1
+            st[1] = 1
+            return
+        m, _nxt = expand(path[d + 1:d + 2], 0, succ[d + 1], par, sacts[d + 1], TABS)
+        cnt[d + 1] = m
+        cur[d + 1] = 0
+        d += 1
+    st[0] = -1
+    st[1] = 2
+
+
+def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
+    if not isinstance(kernel, CompiledKernel):
+        raise OptionError("engine idastar needs the compiled kernel (--kernel numba)")
+    task = kernel.task
+    clock = Clock(limits)
+    mod, tabs = kernel._mod, kernel._tabs
+    costs = kernel.costs
+    root = kernel.init_state()
+    if kernel.goal(root)[0]:
+        return Result("optimal", "idastar", 0, [], clock.stats(expanded=0, generated=0, iterations=0),
+                      proof="the initial state is a goal")
+    full_check = bool((costs == 0).any())
+    n_act = mod.N_ACTIONS
+    V = task.n_vars
+    bound = int(kernel.heuristic(root)[0])
+    expanded = 0
+    iterations = []
+    positive = costs[costs > 0]
+    while True:
+        depth_cap = max_depth if full_check or positive.size == 0 else min(max_depth, bound // int(positive.min()) + 2)
+        path = np.zeros((depth_cap + 1, V), dtype=np.int64)
+        path[0] = root[0]
+        gs = np.zeros(depth_cap + 1, dtype=np.int64)
+        acts = np.full(depth_cap + 1, -1, dtype=np.int64)
+        succ = np.zeros((depth_cap + 1, n_act, V), dtype=np.int64)
+        sacts = np.zeros((depth_cap + 1, n_act), dtype=np.int64)
+        cnt = np.zeros(depth_cap + 1, dtype=np.int64)
+        cur = np.zeros(depth_cap + 1, dtype=np.int64)
+        par = np.zeros(n_act, dtype=np.int64)
+        hbuf = np.zeros(1, dtype=np.int64)
+        m, _ = mod.expand(path[0:1], 0, succ[0], par, sacts[0], tabs)
+        cnt[0] = m
+        st = np.array([0, 0, 0, np.iinfo(np.int64).max], dtype=np.int64)
+        clock.note_bytes(succ.nbytes + path.nbytes)
+        while st[1] == 0:
+            _dfs(mod.expand, mod.heuristic, mod.goal, tabs, costs, bound, SLICE, st, path, gs, acts,
+                 succ, sacts, cnt, cur, par, hbuf, full_check)
+            if st[1] == 0 and (clock.out_of_time() or clock.too_many(expanded + int(st[2]))):
+                expanded += int(st[2])
+                iterations.append(bound)
+                return Result("limit", "idastar", stats=clock.stats(
+                    expanded=expanded, generated=expanded, iterations=iterations))
+        expanded += int(st[2])
+        iterations.append(bound)
+        if st[1] == 1:
+            d = int(st[0])
+            plan = [int(a) for a in acts[1:d + 1]]
+            if task.heuristic is not None and not task.heuristic_admissible:
+                return Result("solved", "idastar", int(gs[d]), plan,
+                              clock.stats(expanded=expanded, generated=expanded, iterations=iterations),
+                              message="the model's heuristic is not declared admissible")
+            return Result("optimal", "idastar", int(gs[d]), plan,
+                          clock.stats(expanded=expanded, generated=expanded, iterations=iterations),
+                          proof="iterative deepening on f (admissible heuristic)"
+                          if task.heuristic is not None else "iterative deepening on cost")
+        if st[1] == 3:
+            return Result("limit", "idastar", stats=clock.stats(expanded=expanded, iterations=iterations),
+                          message=f"depth cap {depth_cap} reached")
+        if st[3] == np.iinfo(np.int64).max:
+            return Result("unsolvable", "idastar", stats=clock.stats(expanded=expanded, iterations=iterations),
+                          proof="no path within any bound")
+        bound = int(st[3])
