@@ -104,7 +104,17 @@ def parse(rec: Record) -> Layout:
     if "A" not in cells:
         raise rec.error("no target piece 'A' on the board", grid[0][0])
     pieces: list[Piece] = []
-    for letter in sorted(cells, key=lambda ch: (ch != "A", cells[ch][0])):
+    # A first, then by shape, then reading order: layouts with the same piece set get the same
+    # variable order, hence one compiled kernel for all of them
+    shape_rank = {shape: i for i, shape in enumerate(SHAPES)}
+
+    def order(ch: str) -> tuple:
+        rows = [r for r, _ in cells[ch]]
+        cols = [c for _, c in cells[ch]]
+        shape = (max(rows) - min(rows) + 1, max(cols) - min(cols) + 1)
+        return (ch != "A", shape_rank.get(shape, len(SHAPES)), cells[ch][0])
+
+    for letter in sorted(cells, key=order):
         cs = cells[letter]
         rows = [r for r, _ in cs]
         cols = [c for _, c in cs]

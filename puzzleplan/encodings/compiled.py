@@ -57,22 +57,74 @@ class _Gen:
         self.lines: list[str] = []
         self.vars = sorted({int(n.val) for n in nodes if n.op == "var"})  # type: ignore[arg-type]
         self.buffers: dict[tuple[int, ...], str] = {}
+        self.buffer_sizes: dict[str, int] = {}
+        self.bitviews: dict[tuple[int, ...], str] = {}
         for n in nodes:
             shared = uses.get(id(n), 0) >= 2 and n.op not in ("const", "var")
             if n.op == "element":
                 key = tuple(id(a) for a in n.args[2:])
-                if key not in self.buffers:
-                    buf = f"BUF{len(self.buffers)}"
-                    self.buffers[key] = buf
-                    self.buffer_sizes = getattr(self, "buffer_sizes", {})
-                    self.buffer_sizes[buf] = len(n.args) - 2
-                    for j, item in enumerate(n.args[2:]):
-                        self.lines.append(f"{buf}[{j}] = np.int64({self.expr(item)})")
+                if key not in self.buffers and key not in self.bitviews:
+                    self._materialise(key, n.args[2:])
             if shared:
                 name = f"t{len(self.local)}"
                 self.lines.append(f"{name} = {self.expr(n)}")
                 self.local[id(n)] = name
 
+
+    def _materialise(self, key: tuple[int, ...], items: tuple[Expr, ...]) -> None:
+        """Evaluate an element list once per state: as a bit set when possible, else into a buffer."""
+        bits = self._bitview(items)
+        if bits is not None:
+            name = f"bv{len(self.bitviews)}"
+            self.bitviews[key] = name
+            self.lines.append(f"{name} = {bits}")
+            return
+        buf = f"BUF{len(self.buffers)}"
+        self.buffers[key] = buf
+        self.buffer_sizes[buf] = len(items)
+        for j, item in enumerate(items):
+            self.lines.append(f"{buf}[{j}] = {self._int(item)}")
+
+    def _bitview(self, items: tuple[Expr, ...]) -> str | None:
+        """Bit-parallel evaluation of a list of "some variable's table lookup equals c" disjunctions.
+
+        The pattern is what a derived occupancy view compiles to: item i = Or_j (T_ij[x_j] == c_ij).
+        Per variable x, one combined table B_x[v] holds bit i for every item that x alone makes
+        true at value v; the whole list is then OR_x B_x[x]: one lookup per variable instead of one
+        per (item, variable).  Used only when every item has that shape and there are <= 62 items.
+        """
+        if len(items) > 62 or any(it.kind != BOOL for it in items):
+            return None
+        per_var: dict[int, list[tuple[int, tuple[int, ...], int, int]]] = {}
+        const_bits = 0
+        for i, it in enumerate(items):
+            if it.op == "const":
+                const_bits |= int(bool(it.val)) << i
+                continue
+            terms = it.args if it.op == "or" else (it,)
+            for t in terms:
+                if not (t.op == "eq" and t.args[0].op == "table" and t.args[1].op == "const"
+                        and t.args[0].args[0].op == "var" and t.args[0].args[1].op == "const"):
+                    return None
+                tab = t.args[0]
+                v = int(tab.args[0].val)  # type: ignore[arg-type]
+                per_var.setdefault(v, []).append((i, tab.val, int(tab.args[1].val), int(t.args[1].val)))  # type: ignore[arg-type]
+        parts = [str(const_bits)] if const_bits else []
+        for v, terms in sorted(per_var.items()):
+            lo, hi = self.var_bounds[v]
+            if hi - lo > 4096:
+                return None
+            combined = []
+            for value in range(lo, hi + 1):
+                b = 0
+                for i, vals, default, c in terms:
+                    got = vals[value] if 0 <= value < len(vals) else default
+                    if got == c:
+                        b |= 1 << i
+                combined.append(b)
+            off = self.tables.add(combined)
+            parts.append(f"TABS[{off} + x{v} - {lo}]" if lo else f"TABS[{off} + x{v}]")
+        return " | ".join(parts) if parts else "0"
 
     def expr(self, n: Expr) -> str:
         if id(n) in self.local:
@@ -95,7 +147,10 @@ class _Gen:
         if op == "or":
             return "(" + " | ".join(self.expr(x) for x in a) + ")"
         if op == "not":
-            return f"(not {self.expr(a[0])})"
+            inner = self.expr(a[0])
+            if inner.endswith(" != 0)") and id(a[0]) not in self.local:
+                return inner[:-len(" != 0)")] + " == 0)"
+            return f"(not {inner})"
         if op in ("ite_int", "ite_bool"):
             return f"({self.expr(a[1])} if {self.expr(a[0])} else {self.expr(a[2])})"
         if op == "abs":
@@ -110,14 +165,26 @@ class _Gen:
             if self._inside(a[0], size):
                 return f"TABS[{off} + {self.expr(a[0])}]"
             return f"_tab(TABS, {off}, {size}, {self.expr(a[0])}, {self.expr(a[1])})"
+        if op == "element" and tuple(id(x) for x in a[2:]) in self.bitviews:
+            bv = self.bitviews[tuple(id(x) for x in a[2:])]
+            if self._inside(a[0], len(a) - 2):
+                got = f"(({bv} >> {self.expr(a[0])}) & 1)"
+            else:
+                got = f"_bit({bv}, {len(a) - 2}, {self.expr(a[0])}, {self._int(a[1])})"
+            return f"({got} != 0)" if n.kind == BOOL else got
         if op == "element":
             buf = self.buffers[tuple(id(x) for x in a[2:])]
             if self._inside(a[0], len(a) - 2):
                 got = f"{buf}[{self.expr(a[0])}]"
             else:
-                got = f"_tab({buf}, 0, {len(a) - 2}, {self.expr(a[0])}, np.int64({self.expr(a[1])}))"
+                got = f"_tab({buf}, 0, {len(a) - 2}, {self.expr(a[0])}, {self._int(a[1])})"
             return f"({got} != 0)" if n.kind == BOOL else got
         raise ValueError(f"compiled kernel: unknown op {op}")
+
+    def _int(self, n: Expr) -> str:
+        if n.op == "const":
+            return str(int(n.val))  # type: ignore[arg-type]
+        return f"np.int64({self.expr(n)})"
 
     def _inside(self, index: Expr, size: int) -> bool:
         """Can the index provably not leave 0..size-1?  Then no bounds test is emitted."""
@@ -130,8 +197,7 @@ class _Gen:
         return out
 
     def buffer_decls(self, indent: str) -> list[str]:
-        sizes = getattr(self, "buffer_sizes", {})
-        return [f"{indent}{b} = np.empty({sz}, dtype=np.int64)" for b, sz in sizes.items()]
+        return [f"{indent}{b} = np.empty({sz}, dtype=np.int64)" for b, sz in self.buffer_sizes.items()]
 
 
 class _Tables:
@@ -148,9 +214,13 @@ class _Tables:
 
     def offset(self, node: Expr) -> int:
         if id(node) not in self.slots:
-            self.slots[id(node)] = len(self.values)
-            self.values.extend(node.val)  # type: ignore[arg-type]
+            self.slots[id(node)] = self.add(node.val)  # type: ignore[arg-type]
         return self.slots[id(node)]
+
+    def add(self, values: list[int] | tuple[int, ...]) -> int:
+        off = len(self.values)
+        self.values.extend(values)
+        return off
 
 
 def generate(task: Task) -> tuple[str, list[int]]:
@@ -169,7 +239,7 @@ def generate(task: Task) -> tuple[str, list[int]]:
     for k, a in enumerate(task.actions):
         body.append(f"{ind}if {g.expr(a.guard)}:")
         i2 = ind + "    "
-        body.append(f"{i2}_copy_row(S, i, OUT, m)")
+        body.append(f"{i2}_emit(S, i, OUT, PAR, ACT, m, {k})")
         for e in a.effects:
             val = g.expr(e.value)
             if e.cond is None:
@@ -177,14 +247,6 @@ def generate(task: Task) -> tuple[str, list[int]]:
             else:
                 body.append(f"{i2}if {g.expr(e.cond)}:")
                 body.append(f"{i2}    OUT[m, {e.var}] = {val}")
-        for v in sorted({e.var for e in a.effects}):
-            info = task.variables[v]
-            body.append(f"{i2}if OUT[m, {v}] < {info.lo} or OUT[m, {v}] > {info.hi}:")
-            body.append(f"{i2}    PAR[m] = i")
-            body.append(f"{i2}    ACT[m] = {k}")
-            body.append(f"{i2}    return -1 - m, i")
-        body.append(f"{i2}PAR[m] = i")
-        body.append(f"{i2}ACT[m] = {k}")
         body.append(f"{i2}m += 1")
 
     n_act = max(1, len(task.actions))
@@ -192,12 +254,12 @@ def generate(task: Task) -> tuple[str, list[int]]:
         f"# generated by puzzleplan.encodings.compiled -- do not edit ({_SALT})",
         "import numpy as np",
         "from numba import njit",
-        "from puzzleplan.encodings.jitlib import _copy_row, _tab",
+        "from puzzleplan.encodings.jitlib import _bit, _emit, _first_outside, _tab",
         "",
         f"N_ACTIONS = {n_act}",
         "",
         "@njit(cache=True)",
-        "def expand(S, start, OUT, PAR, ACT, TABS):",
+        "def expand(S, start, OUT, PAR, ACT, TABS, LO, HI):",
         "    N = S.shape[0]",
         "    V = S.shape[1]",
         "    cap = OUT.shape[0]",
@@ -205,9 +267,15 @@ def generate(task: Task) -> tuple[str, list[int]]:
         *g.buffer_decls("    "),
         "    for i in range(start, N):",
         f"        if m + {n_act} > cap:",
+        "            bad = _first_outside(OUT, m, LO, HI)",
+        "            if bad >= 0:",
+        "                return -1 - bad, i",
         "            return m, i",
         *g.prologue(ind, "S[i"),
         *body,
+        "    bad = _first_outside(OUT, m, LO, HI)",
+        "    if bad >= 0:",
+        "        return -1 - bad, N",
         "    return m, N",
         "",
     ]
@@ -226,7 +294,65 @@ def generate(task: Task) -> tuple[str, list[int]]:
             f"        OUT[i] = {gg.expr(root)}",
             "",
         ]
+    src += _canon_pack_source(task)
     return "\n".join(src) + "\n", consts.values or [0]
+
+
+def _network(n: int) -> list[tuple[int, int]]:
+    """Compare-exchange pairs that sort n items (odd-even transposition: simple and branch-free)."""
+    pairs = []
+    for rnd in range(n):
+        for i in range(rnd % 2, n - 1, 2):
+            pairs.append((i, i + 1))
+    return pairs
+
+
+def _canon_pack_source(task: Task) -> list[str]:
+    """``canon_pack(S, K)``: sort each interchangeable group, then pack, in one pass per row.
+
+    Objects are compared by a mixed-radix key of their value tuple; keys are
+    sorted with a sorting network on locals and decoded back, so no array is
+    touched but the input row and the output key.
+    """
+    from .packing import layout_for
+
+    lay = layout_for(task)
+    V = task.n_vars
+    ind = " " * 8
+    out = ["@njit(cache=True)", "def canon_pack(S, K):", "    for i in range(S.shape[0]):"]
+    out += [f"{ind}x{v} = S[i, {v}]" for v in range(V)]
+    for gi, group in enumerate(task.groups):
+        arity = len(group[0])
+        spans = [task.variables[v].hi - task.variables[v].lo + 1 for v in group[0]]
+        los = [task.variables[v].lo for v in group[0]]
+        keys = []
+        for oi, obj in enumerate(group):
+            terms = "0"
+            for t, v in enumerate(obj):
+                terms = f"({terms}) * {spans[t]} + (x{v} - {los[t]})" if t else f"(x{v} - {los[t]})"
+            out.append(f"{ind}k{gi}_{oi} = {terms}")
+            keys.append(f"k{gi}_{oi}")
+        if len(group) <= 16:
+            for a, b in _network(len(group)):
+                ka, kb = keys[a], keys[b]
+                out.append(f"{ind}{ka}, {kb} = min({ka}, {kb}), max({ka}, {kb})")
+        else:
+            out.append(f"{ind}arr = np.array([{', '.join(keys)}])")
+            out.append(f"{ind}arr.sort()")
+            out += [f"{ind}{k} = arr[{j}]" for j, k in enumerate(keys)]
+        for oi, obj in enumerate(group):
+            rest = keys[oi]
+            for t in range(arity - 1, -1, -1):
+                if t == 0:
+                    out.append(f"{ind}x{obj[t]} = {rest} + {los[t]}")
+                else:
+                    out.append(f"{ind}x{obj[t]} = {rest} % {spans[t]} + {los[t]}")
+                    rest = f"({rest} // {spans[t]})"
+    for w in range(lay.n_words):
+        parts = [f"(np.uint64(x{v} - {int(lay.lo[v])}) << np.uint64({int(lay.shift[v])}))"
+                 for v in range(V) if lay.word[v] == w]
+        out.append(f"{ind}K[i, {w}] = " + " | ".join(parts))
+    return out + [""]
 
 
 def cache_dir() -> Path:

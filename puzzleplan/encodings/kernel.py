@@ -65,6 +65,8 @@ class CompiledKernel(Kernel):
 
         self._mod, tables = compiled.load_module(task)
         self._tabs = np.array(tables, dtype=np.int64)
+        self._lo = np.array([v.lo for v in task.variables], dtype=np.int64)
+        self._hi = np.array([v.hi for v in task.variables], dtype=np.int64)
         self._pk = packing
         self._groups = group_arrays(task)
         lay = self.layout
@@ -81,14 +83,14 @@ class CompiledKernel(Kernel):
         S = np.ascontiguousarray(S, dtype=np.int64)
         n = S.shape[0]
         n_act = self._mod.N_ACTIONS
-        cap = int(min(max(4 * n, 2 * n_act, 1024), max(1 << 20, 2 * n_act)))
+        cap = int(min(max(n * n_act, 1024), max(1 << 20, 2 * n_act)))
         outs, pars, acts = [], [], []
         start = 0
         while True:
             OUT = np.empty((cap, self.n_vars), dtype=np.int64)
             PAR = np.empty(cap, dtype=np.int64)
             ACT = np.empty(cap, dtype=np.int64)
-            m, nxt = self._mod.expand(S, start, OUT, PAR, ACT, self._tabs)
+            m, nxt = self._mod.expand(S, start, OUT, PAR, ACT, self._tabs, self._lo, self._hi)
             if m < 0:
                 r = -1 - m
                 act = self.task.actions[int(ACT[r])]
@@ -124,7 +126,10 @@ class CompiledKernel(Kernel):
         return S
 
     def canon_pack(self, S: np.ndarray) -> np.ndarray:
-        return self.pack(self.canonical(S))
+        S = np.ascontiguousarray(S, dtype=np.int64)
+        K = np.empty((S.shape[0], self.n_words), dtype=np.uint64)
+        self._mod.canon_pack(S, K)
+        return K
 
     def pack(self, S: np.ndarray) -> np.ndarray:
         S = np.ascontiguousarray(S, dtype=np.int64)

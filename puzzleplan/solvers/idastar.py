@@ -22,7 +22,7 @@ SLICE = 200_000
 
 
 @nb.njit
-def _dfs(expand, heur, goal, TABS, costs, bound, budget, st, path, gs, acts,
+def _dfs(expand, heur, goal, TABS, LO, HI, costs, bound, budget, st, path, gs, acts,
          succ, sacts, cnt, cur, par, hbuf, full_path_check):  # pragma: no cover - compiled
     """One slice of a bounded DFS.  st = [depth, status, nodes, next_bound]; status 0 running, 1 found,
     2 exhausted, 3 depth capacity reached."""
@@ -83,7 +83,7 @@ def _dfs(expand, heur, goal, TABS, costs, bound, budget, st, path, gs, acts,
             st[0] = d + 1
             st[1] = 1
             return
-        m, _nxt = expand(path[d + 1:d + 2], 0, succ[d + 1], par, sacts[d + 1], TABS)
+        m, _nxt = expand(path[d + 1:d + 2], 0, succ[d + 1], par, sacts[d + 1], TABS, LO, HI)
         cnt[d + 1] = m
         cur[d + 1] = 0
         d += 1
@@ -121,12 +121,12 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
         cur = np.zeros(depth_cap + 1, dtype=np.int64)
         par = np.zeros(n_act, dtype=np.int64)
         hbuf = np.zeros(1, dtype=np.int64)
-        m, _ = mod.expand(path[0:1], 0, succ[0], par, sacts[0], tabs)
+        m, _ = mod.expand(path[0:1], 0, succ[0], par, sacts[0], tabs, kernel._lo, kernel._hi)
         cnt[0] = m
         st = np.array([0, 0, 0, np.iinfo(np.int64).max], dtype=np.int64)
         clock.note_bytes(succ.nbytes + path.nbytes)
         while st[1] == 0:
-            _dfs(mod.expand, mod.heuristic, mod.goal, tabs, costs, bound, SLICE, st, path, gs, acts,
+            _dfs(mod.expand, mod.heuristic, mod.goal, tabs, kernel._lo, kernel._hi, costs, bound, SLICE, st, path, gs, acts,
                  succ, sacts, cnt, cur, par, hbuf, full_check)
             if st[1] == 0 and (clock.out_of_time() or clock.too_many(expanded + int(st[2]))):
                 expanded += int(st[2])

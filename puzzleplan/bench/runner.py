@@ -1,0 +1,243 @@
+"""Run a ``solve`` suite: every (instance, option set, engine, repetition) -> one JSON record."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .. import api
+from ..lang.errors import PuzzleError
+from ..solvers import Limits, Result
+from ..verify import reference
+from .suite import Instance, RunSet, Suite, interpret_expected
+from .table import table
+
+Progress = Callable[[str], None]
+
+EXIT_OK = 0
+EXIT_UNDECIDED = 12
+EXIT_MISMATCH = 20
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def judge(expected: Any, result: Result | None) -> tuple[bool | None, str]:
+    """Does a result agree with the expected figure?  None = nothing to decide (or undecided)."""
+    if result is None:
+        return None, "error"
+    if result.plan is not None and not result.stats.get("verified", False):
+        return False, "plan rejected by the reference checker"
+    if expected is None:
+        return None, ""
+    st = result.status
+    if st in ("limit", "unknown"):
+        return None, f"undecided ({st})"
+    if expected == "unsolvable":
+        if st == "unsolvable":
+            return True, ""
+        return False, f"expected unsolvable, engine found cost {result.cost}"
+    if st == "unsolvable":
+        return False, f"expected {expected}, engine says unsolvable"
+    if result.cost == expected:
+        return True, ""
+    if result.optimal:
+        return False, f"optimum {result.cost} differs from the expected {expected}"
+    if result.cost is not None and result.cost < expected:
+        return False, f"cost {result.cost} is below the expected optimum {expected}"
+    return None, f"solved with cost {result.cost} (engine claims no optimality)"
+
+
+def run_suite(suite: Suite, *, time_limit: float | None = None, engines: list[str] | None = None,
+              select: str | None = None, progress: Progress | None = _stderr) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    total = sum(len([i for i in s.instances if _selected(i, select)]) * len(s.options)
+                * len(engines or s.engines) * s.repetitions for s in suite.sets)
+    counter = [0]
+    for si, rs in enumerate(suite.sets):
+        eng = engines or rs.engines
+        for name in eng:
+            api.check_engine(name)
+        for inst in rs.instances:
+            if not _selected(inst, select):
+                continue
+            for opts in rs.options:
+                records.extend(_run_instance(suite, si, rs, inst, opts, eng, time_limit, progress, counter, total))
+    return records
+
+
+def _selected(inst: Instance, select: str | None) -> bool:
+    return select is None or select in inst.id or select in inst.spec
+
+
+def _run_instance(suite: Suite, si: int, rs: RunSet, inst: Instance, opts: list[str], engines: list[str],
+                  time_limit: float | None, progress: Progress | None, counter: list[int],
+                  total: int) -> list[dict[str, Any]]:
+    base: dict[str, Any] = {
+        "suite": suite.name, "set": rs.label, "model": rs.model, "instance": f"{inst.file}#{inst.id}",
+        "id": inst.id, "file": inst.file, "option_args": list(opts), "expected_raw": inst.expected_raw,
+    }
+    out: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    try:
+        loaded = api.load_task(rs.model, inst.spec, opts)
+        prepare_s = time.perf_counter() - t0
+        start_is_goal = reference.is_goal(loaded.task, loaded.task.init)
+        expected, note = interpret_expected(inst.expected_raw, start_is_goal, rs.zero_means_unsolvable)
+        t1 = time.perf_counter()
+        loaded.kernel(rs.kernel)
+        kernel_s = time.perf_counter() - t1
+    except PuzzleError as e:
+        for engine in engines:
+            for rep in range(rs.repetitions):
+                counter[0] += 1
+                rec = {**base, "engine": engine, "kernel": rs.kernel, "repetition": rep, "status": "error",
+                       "cost": None, "optimal": False, "expected": None, "match": None, "note": "error",
+                       "message": str(e)}
+                out.append(rec)
+                if progress:
+                    progress(f"[{counter[0]}/{total}] {inst.id} {engine}: ERROR {e}")
+        return out
+    base.update(options=dict(loaded.options), expected=expected, expected_note=note,
+                start_is_goal=start_is_goal, prepare_s=round(prepare_s, 4), kernel_s=round(kernel_s, 4))
+    limit = time_limit if time_limit is not None else rs.time_limit
+    for engine in engines:
+        for rep in range(rs.repetitions):
+            counter[0] += 1
+            t2 = time.perf_counter()
+            result: Result | None
+            try:
+                result = api.solve(loaded, engine, Limits(limit, rs.max_states), rs.kernel,
+                                   **rs.engine_options.get(engine, {}))
+                message = result.message
+            except PuzzleError as e:
+                result, message = None, str(e)
+            wall = time.perf_counter() - t2
+            match, why = judge(expected, result)
+            st = result.stats if result else {}
+            rec = {
+                **base, "engine": engine, "kernel": st.get("kernel", rs.kernel), "repetition": rep,
+                "status": result.status if result else "error",
+                "cost": result.cost if result else None,
+                "optimal": bool(result and result.optimal),
+                "match": match, "note": why,
+                "time_s": st.get("time_s"), "expanded": st.get("expanded"), "generated": st.get("generated"),
+                "states": st.get("states"), "peak_mb": st.get("peak_mb"), "rss_peak_mb": st.get("rss_peak_mb"),
+                "verified": st.get("verified"),
+                "plan_steps": len(result.plan) if result and result.plan is not None else None,
+                "solve_wall_s": round(wall, 4), "proof": result.proof if result else "", "message": message,
+            }
+            out.append(rec)
+            if progress:
+                verdict = {True: "ok", False: "MISMATCH", None: "-"}[match]
+                cost = rec["cost"] if rec["cost"] is not None else ""
+                tm = f"{rec['time_s']:.3f}s" if rec["time_s"] is not None else ""
+                progress(f"[{counter[0]}/{total}] {inst.id} {engine} {' '.join(opts)}: {rec['status']} {cost} "
+                         f"(expected {expected if expected is not None else '-'}) {verdict} {tm}"
+                         + (f" [{why}]" if why and match is not True else ""))
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# summaries
+
+
+def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(records)
+    matched = [r for r in records if r["match"] is True]
+    mismatched = [r for r in records if r["match"] is False]
+    undecided = [r for r in records if r["match"] is None and r.get("expected") is not None]
+    errors = [r for r in records if r["status"] == "error"]
+    no_expect = [r for r in records if r.get("expected") is None and r["status"] != "error"]
+    statuses: dict[str, int] = {}
+    for r in records:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    return {
+        "runs": n,
+        "instances": len({(r["instance"], tuple(r["option_args"])) for r in records}),
+        "matched": len(matched),
+        "mismatched": len(mismatched),
+        "undecided": len(undecided),
+        "errors": len(errors),
+        "without_expected": len(no_expect),
+        "statuses": statuses,
+        "mismatch_ids": sorted({r["instance"] for r in mismatched}),
+        "undecided_ids": sorted({r["instance"] for r in undecided}),
+        "error_ids": sorted({r["instance"] for r in errors}),
+        "search_time_s": round(sum(r.get("time_s") or 0 for r in records), 3),
+        "prepare_time_s": round(sum(r.get("prepare_s") or 0 for r in _first_rep(records)), 3),
+        "kernel_time_s": round(sum(r.get("kernel_s") or 0 for r in _first_rep(records)), 3),
+        "notes": sorted({f"{r['instance']}: {r['expected_note']}" for r in records if r.get("expected_note")}),
+    }
+
+
+def _first_rep(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    out = []
+    for r in records:
+        k = (r["instance"], tuple(r["option_args"]))
+        if k not in seen:
+            seen.add(k)
+            out.append(r)
+    return out
+
+
+def exit_status(summary: dict[str, Any]) -> int:
+    if summary["mismatched"]:
+        return EXIT_MISMATCH
+    if summary["undecided"] or summary["errors"]:
+        return EXIT_UNDECIDED
+    return EXIT_OK
+
+
+def render(records: list[dict[str, Any]], summary: dict[str, Any], verbose: bool = False) -> str:
+    parts = []
+    if verbose or len(records) <= 40:
+        rows = [[r["instance"], r["engine"], " ".join(r["option_args"]), r["repetition"], r["status"], r["cost"],
+                 r.get("expected"), _verdict(r["match"]), r.get("time_s"), r.get("expanded"), r.get("peak_mb")]
+                for r in records]
+        parts.append(table(["instance", "engine", "options", "rep", "status", "cost", "expected", "match",
+                            "time_s", "expanded", "peak_mb"], rows))
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        groups.setdefault((r["set"], r["file"], r["engine"], " ".join(r["option_args"])), []).append(r)
+    rows = []
+    for (label, f, engine, opts), rs in groups.items():
+        times = [r["time_s"] for r in rs if r.get("time_s") is not None]
+        rows.append([f, engine, opts, len(rs), sum(r["match"] is True for r in rs),
+                     sum(r["match"] is False for r in rs),
+                     sum(r["match"] is None for r in rs), round(sum(times), 3) if times else None,
+                     round(max(times), 3) if times else None,
+                     round(sum(r.get("prepare_s") or 0 for r in _first_rep(rs)), 2)])
+    parts.append(table(["file", "engine", "options", "runs", "matched", "mismatched", "undecided",
+                        "search_s", "max_s", "prepare_s"], rows, title="by file, engine and options"))
+    s = summary
+    lines = [f"runs: {s['runs']} ({s['instances']} instance/option pairs); matched {s['matched']}, "
+             f"mismatched {s['mismatched']}, undecided {s['undecided']}, errors {s['errors']}, "
+             f"no expected value {s['without_expected']}",
+             "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(s["statuses"].items())),
+             f"search time {s['search_time_s']:.2f} s; load+ground {s['prepare_time_s']:.2f} s; "
+             f"kernel build/compile {s['kernel_time_s']:.2f} s"]
+    if s["mismatch_ids"]:
+        lines.append("MISMATCH: " + ", ".join(s["mismatch_ids"]))
+        for r in records:
+            if r["match"] is False:
+                lines.append(f"  {r['instance']} {r['engine']} {' '.join(r['option_args'])}: {r['note']}")
+    if s["undecided_ids"]:
+        lines.append("undecided: " + ", ".join(s["undecided_ids"]))
+    if s["error_ids"]:
+        lines.append("errors: " + ", ".join(s["error_ids"]))
+        for r in records:
+            if r["status"] == "error":
+                lines.append(f"  {r['instance']}: {r.get('message')}")
+    for note in s["notes"]:
+        lines.append("note: " + note)
+    parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def _verdict(m: bool | None) -> str:
+    return {True: "ok", False: "MISMATCH", None: "-"}[m]

@@ -1,0 +1,280 @@
+"""Benchmark suites: TOML files naming instances, a model, engines, options and limits.
+
+A suite is found by name in the project's ``bench/`` directory (``klotski`` ->
+``bench/klotski.toml``; ``-`` and ``_`` are interchangeable) or given as a path.
+Paths inside a suite are relative to the suite file.  Format (bench/README.md):
+
+    name = "klotski"
+    description = "..."
+    kind = "solve"                 # or "speed" (see speed.py)
+    repetitions = 1
+    time_limit = 300               # seconds of search per run
+    max_states = 20_000_000        # optional
+    model = "klotski"
+    engines = ["bfs"]
+    kernel = "numba"               # or "numpy"
+    options = [["metric=moves"]]   # one -O list per option set
+    expected = "published_min_moves"   # header that holds the expected optimum
+    zero_means_unsolvable = true   # a published 0 (or "unsolvable") marks "no solution" unless
+                                   # the start already satisfies the goal
+    instances = [
+        "../instances/klotski/fayaa.txt#fayaa-001",        # FILE#ID
+        "../instances/klotski/*.txt",                       # every record of every matching file
+        { glob = "../instances/klotski/*.txt", header = "published_min_moves" },
+        { file = "x.txt", ids = ["a", "b"], expected = 31 },
+    ]
+    [[set]]                        # optional: several sets, each overriding the keys above
+    [quick]                        # what --quick changes: max_instances, repetitions, time_limit
+
+An expected value is an integer optimum or ``unsolvable``.
+"""
+
+from __future__ import annotations
+
+import glob as globmod
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from ..lang.errors import EXIT_BAD_OPTION, PuzzleError
+from ..lang.records import Record, read_records, split_headers
+
+BENCH_DIR = Path(__file__).resolve().parent.parent.parent / "bench"
+
+SET_KEYS = {"model", "engines", "kernel", "options", "expected", "zero_means_unsolvable", "instances",
+            "repetitions", "time_limit", "max_states", "label", "engine_options"}
+TOP_KEYS = SET_KEYS | {"name", "description", "kind", "set", "quick", "speed", "enumerate", "warmup"}
+
+
+class SuiteError(PuzzleError):
+    code = EXIT_BAD_OPTION
+
+
+@dataclass
+class Instance:
+    """One record to run: ``spec`` is what ``api.load_task`` takes (``FILE`` or ``FILE#ID``)."""
+
+    spec: str
+    id: str
+    file: str
+    record: Record
+    expected_raw: Any = None          # what the suite/file says, before interpretation
+
+
+@dataclass
+class RunSet:
+    label: str
+    model: str
+    engines: list[str]
+    kernel: str
+    options: list[list[str]]
+    instances: list[Instance]
+    repetitions: int
+    time_limit: float | None
+    max_states: int | None
+    zero_means_unsolvable: bool
+    engine_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Suite:
+    name: str
+    path: Path
+    kind: str
+    description: str
+    data: dict[str, Any]
+    sets: list[RunSet] = field(default_factory=list)
+    quick: dict[str, Any] = field(default_factory=dict)
+
+
+def bench_dirs() -> list[Path]:
+    dirs = []
+    for d in (Path.cwd() / "bench", BENCH_DIR):
+        if d.is_dir() and d.resolve() not in [x.resolve() for x in dirs]:
+            dirs.append(d)
+    return dirs
+
+
+def available() -> list[str]:
+    names: set[str] = set()
+    for d in bench_dirs():
+        names.update(p.stem for p in d.glob("*.toml"))
+    return sorted(names)
+
+
+def find_suite(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or os.sep in name_or_path or "/" in name_or_path:
+        if not p.is_file():
+            raise SuiteError("no such suite file", name_or_path)
+        return p
+    for d in bench_dirs():
+        for stem in {name_or_path, name_or_path.replace("-", "_"), name_or_path.replace("_", "-")}:
+            cand = d / f"{stem}.toml"
+            if cand.is_file():
+                return cand
+    known = ", ".join(available()) or "none found"
+    raise SuiteError(f"unknown suite {name_or_path!r} (known: {known}; or give a path to a .toml file)")
+
+
+def load_suite(name_or_path: str) -> Suite:
+    path = find_suite(name_or_path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise SuiteError(f"not a valid TOML suite: {e}", str(path)) from None
+    unknown = set(data) - TOP_KEYS
+    if unknown:
+        raise SuiteError(f"unknown suite keys: {', '.join(sorted(unknown))}", str(path))
+    kind = data.get("kind", "solve")
+    if kind not in ("solve", "speed"):
+        raise SuiteError(f"kind must be 'solve' or 'speed', not {kind!r}", str(path))
+    suite = Suite(str(data.get("name", path.stem)), path, kind, str(data.get("description", "")), data,
+                  quick=dict(data.get("quick", {})))
+    if kind == "solve":
+        raw_sets = data.get("set") or [{}]
+        defaults = {k: v for k, v in data.items() if k in SET_KEYS}
+        for i, raw in enumerate(raw_sets):
+            bad = set(raw) - SET_KEYS
+            if bad:
+                raise SuiteError(f"set {i + 1}: unknown keys {', '.join(sorted(bad))}", str(path))
+            suite.sets.append(_run_set({**defaults, **raw}, path, i))
+    return suite
+
+
+def _as_list(x: Any) -> list[Any]:
+    return x if isinstance(x, list) else [x]
+
+
+def _run_set(d: dict[str, Any], path: Path, i: int) -> RunSet:
+    where = f"set {i + 1}"
+    if "model" not in d:
+        raise SuiteError(f"{where}: no model", str(path))
+    if "instances" not in d:
+        raise SuiteError(f"{where}: no instances", str(path))
+    options = d.get("options", [[]])
+    if not isinstance(options, list) or not all(isinstance(o, list) for o in options):
+        raise SuiteError(f"{where}: options must be a list of lists of 'key=value' strings", str(path))
+    instances = expand_instances(d["instances"], path.parent, d.get("expected"), str(path))
+    if not instances:
+        raise SuiteError(f"{where}: the instance patterns match no records", str(path))
+    tl = d.get("time_limit")
+    ms = d.get("max_states")
+    return RunSet(
+        label=str(d.get("label", d["model"])),
+        model=str(d["model"]),
+        engines=[str(e) for e in _as_list(d.get("engines", ["bfs"]))],
+        kernel=str(d.get("kernel", "numba")),
+        options=[[str(x) for x in o] for o in options],
+        instances=instances,
+        repetitions=int(d.get("repetitions", 1)),
+        time_limit=float(tl) if tl is not None else None,
+        max_states=int(ms) if ms is not None else None,
+        zero_means_unsolvable=bool(d.get("zero_means_unsolvable", False)),
+        engine_options={str(k): dict(v) for k, v in d.get("engine_options", {}).items()},
+    )
+
+
+def _display_path(p: Path) -> str:
+    try:
+        return os.path.relpath(p)
+    except ValueError:
+        return str(p)
+
+
+def expand_instances(entries: Any, base: Path, expected_header: Any, suite_file: str) -> list[Instance]:
+    """Turn the ``instances`` list into records, in order, without duplicates."""
+    out: list[Instance] = []
+    seen: set[tuple[str, str]] = set()
+    for entry in _as_list(entries):
+        if isinstance(entry, str):
+            entry = {"glob": entry}
+        if not isinstance(entry, dict):
+            raise SuiteError(f"instance entry {entry!r} is neither a string nor a table", suite_file)
+        pattern = entry.get("glob", entry.get("file"))
+        if not isinstance(pattern, str):
+            raise SuiteError(f"instance entry {entry!r} names no glob or file", suite_file)
+        ids: list[str] | None = [str(x) for x in entry["ids"]] if "ids" in entry else None
+        if "#" in pattern:
+            pattern, rid = pattern.rsplit("#", 1)
+            ids = (ids or []) + [rid]
+        header = entry.get("header")
+        files = sorted(globmod.glob(str(base / pattern))) if globmod.has_magic(pattern) else [str(base / pattern)]
+        if not files:
+            raise SuiteError(f"no file matches {pattern!r}", suite_file)
+        for f in files:
+            fp = Path(f)
+            records = read_records(fp)
+            for rec in records:
+                split_headers(rec)
+            wanted = records
+            if ids is not None:
+                by_id = {r.id: r for r in records}
+                missing = [x for x in ids if x not in by_id]
+                if missing and globmod.has_magic(pattern):
+                    wanted = [by_id[x] for x in ids if x in by_id]
+                elif missing:
+                    raise SuiteError(f"no record with id {missing[0]!r} in {fp}", suite_file)
+                else:
+                    wanted = [by_id[x] for x in ids]
+            if header is not None:
+                wanted = [r for r in wanted if header in r.headers]
+            for rec in wanted:
+                rid = rec.id or fp.stem
+                disp = _display_path(fp)
+                key = (str(fp.resolve()), rid)
+                if key in seen:
+                    continue
+                seen.add(key)
+                spec = f"{fp}#{rec.id}" if rec.id else str(fp)
+                exp: Any = entry.get("expected")
+                if exp is None and isinstance(expected_header, str):
+                    exp = rec.header(expected_header)
+                elif exp is None and expected_header is not None:
+                    exp = expected_header
+                out.append(Instance(spec, rid, disp, rec, exp))
+    return out
+
+
+def interpret_expected(raw: Any, start_is_goal: bool | None, zero_means_unsolvable: bool) -> tuple[Any, str]:
+    """(expected, note): an int optimum, ``"unsolvable"``, or None when there is nothing to compare.
+
+    With ``zero_means_unsolvable`` the published markers ``0`` and ``unsolvable`` are one symbol
+    (fayaa.com lists "走投無路" as 0): it means "no solution" unless the start already satisfies the
+    goal, where the only consistent reading is an optimum of 0.
+    """
+    if raw is None:
+        return None, ""
+    text = str(raw).strip().lower()
+    if text in ("", "not computed", "n/c", "unknown", "?"):
+        return None, f"no figure ({raw})"
+    if text in ("unsolvable", "none", "no solution"):
+        if zero_means_unsolvable and start_is_goal:
+            return 0, f"published {raw!r} (source marker 0) read as 0: the start already satisfies the goal"
+        return "unsolvable", ""
+    try:
+        value = int(text)
+    except ValueError:
+        return None, f"unreadable expected value {raw!r}"
+    if value == 0 and zero_means_unsolvable and not start_is_goal:
+        return "unsolvable", "published 0 read as 'unsolvable' (the start is not a goal)"
+    return value, ""
+
+
+def apply_quick(suite: Suite) -> None:
+    """Shrink every set as the suite's ``[quick]`` table says (default: 12 instances, 1 repetition)."""
+    q = suite.quick
+    n = int(q.get("max_instances", 12))
+    for s in suite.sets:
+        if len(s.instances) > n:
+            step = len(s.instances) / n
+            s.instances = [s.instances[int(i * step)] for i in range(n)]
+        s.repetitions = int(q.get("repetitions", 1))
+        if "time_limit" in q:
+            s.time_limit = float(q["time_limit"])
