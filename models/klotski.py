@@ -37,6 +37,7 @@ from puzzleplan.lang import (
     Act,
     And,
     Element,
+    Expr,
     If,
     Model,
     Not,
@@ -195,7 +196,8 @@ def build(lay: Layout, metric: str = "moves") -> Model:
                 effects[last] = (pos[k] + delta) * 4 + d
                 cost = If(last == pos[k] * 4 + d, 0, 1)
 
-            def schema(free=free, effects=effects, cost=cost, label=f"{p.letter} {name}") -> Act:
+            def schema(free: Expr = free, effects: dict = effects, cost: Expr | int = cost,
+                       label: str = f"{p.letter} {name}") -> Act:
                 return Act(guard=free, effects=effects, cost=cost, label=label)
 
             m.action(f"move_{p.letter}_{name}")(schema)

@@ -61,7 +61,8 @@ def load_model(name_or_path: str) -> ModuleType:
         path = d / f"{name_or_path}.py" if d else Path(name_or_path)
         if not path.is_file() or name_or_path.startswith("_"):
             known = ", ".join(bundled_models()) or "none found"
-            raise ModelError(f"unknown model {name_or_path!r} (bundled: {known}; or give a path to a .py file)")
+            raise ModelError(f"unknown model {name_or_path!r} (bundled: {known}; "
+                             "or give a path to a .py file)")
     mod_name = f"puzzleplan_model_{path.stem}_{abs(hash(str(path.resolve())))}"
     if mod_name in sys.modules:
         return sys.modules[mod_name]
@@ -107,7 +108,8 @@ def parse_options(mod: ModuleType, pairs: list[str]) -> dict[str, Any]:
         key = key.strip()
         if key not in opts:
             known = ", ".join(opts) or "none"
-            raise OptionError(f"unknown option {key!r} for model {getattr(mod, 'NAME', '?')} (known: {known})")
+            name = getattr(mod, "NAME", "?")
+            raise OptionError(f"unknown option {key!r} for model {name} (known: {known})")
         values[key] = opts[key].convert(text.strip())
     return values
 
@@ -152,7 +154,8 @@ def load_task(model: str | ModuleType, instance: str, options: list[str] | None 
         raise ModelError(f"model failed to build this instance: {type(e).__name__}: {e}", f,
                          _line_in(e, Path(f))) from None
     if not isinstance(built, Model):
-        raise ModelError(f"build() returned {type(built).__name__}, not a Model", getattr(mod, "__file__", None))
+        raise ModelError(f"build() returned {type(built).__name__}, not a Model",
+                         getattr(mod, "__file__", None))
     task = ground(built)
     return Loaded(mod, rec, data, opts, task, instance)
 

@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("model", help="bundled model name (klotski, sliding, ...) or path to a model .py file")
+        sp.add_argument("model", help="bundled model name (klotski, sliding, ...) or path to a .py model")
         sp.add_argument("instance", help="instance file, or FILE#ID for one record of a multi-record file")
         sp.add_argument("-O", dest="options", action="append", default=[], metavar="KEY=VALUE",
                         help="model option (repeatable); see `puzzleplan models`")
@@ -204,7 +204,8 @@ def _read_plan(task: Any, path: str, code: int) -> list[int]:
         try:
             labels = [(1, x) for x in json.loads(text)["plan"]]
         except (ValueError, KeyError, TypeError):
-            raise PuzzleError("not a `puzzleplan solve --json` output with a plan", path, 1, code=code) from None
+            raise PuzzleError("not a `puzzleplan solve --json` output with a plan", path, 1,
+                              code=code) from None
     else:
         labels = [(i, ln.strip()) for i, ln in enumerate(text.splitlines(), 1) if ln.strip()]
     state = list(task.init)

@@ -25,6 +25,7 @@ from types import ModuleType
 from ..ir.task import Task
 from ..lang.expr import BOOL, Expr, bounds, walk
 
+
 def _salt() -> str:
     """Changes whenever the generator or its helpers change, so stale numba caches are never reused."""
     here = Path(__file__).parent
@@ -43,7 +44,7 @@ _ARITH_SYM = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}
 class _Gen:
     """Emits one function body; shared sub-expressions become locals computed once per state."""
 
-    def __init__(self, roots: list[Expr], tables: "_Tables", var_bounds: list[tuple[int, int]]):
+    def __init__(self, roots: list[Expr], tables: _Tables, var_bounds: list[tuple[int, int]]):
         self.tables = tables
         self.var_bounds = var_bounds
         nodes = walk(roots)
@@ -279,7 +280,7 @@ def generate(task: Task) -> tuple[str, list[int]]:
         "    return m, N",
         "",
     ]
-    for fname, root, kind in (("goal", task.goal, "bool"), ("heuristic", task.heuristic, "int")):
+    for fname, root in (("goal", task.goal), ("heuristic", task.heuristic)):
         if root is None:
             src += ["@njit(cache=True)", f"def {fname}(S, OUT, TABS):",
                     "    for i in range(S.shape[0]):", "        OUT[i] = 0", ""]

@@ -74,7 +74,7 @@ def unpack_np(K: np.ndarray, lay: Layout) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def pack_nb(S, lo, word, shift, n_words, K):  # pragma: no cover - compiled
+def pack_nb(S, lo, word, shift, n_words, K) -> None:  # pragma: no cover - compiled
     for i in range(S.shape[0]):
         for w in range(n_words):
             K[i, w] = np.uint64(0)
@@ -83,14 +83,14 @@ def pack_nb(S, lo, word, shift, n_words, K):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def unpack_nb(K, lo, word, shift, mask, S):  # pragma: no cover - compiled
+def unpack_nb(K, lo, word, shift, mask, S) -> None:  # pragma: no cover - compiled
     for i in range(K.shape[0]):
         for j in range(S.shape[1]):
             S[i, j] = np.int64((K[i, word[j]] >> shift[j]) & mask[j]) + lo[j]
 
 
 @nb.njit(cache=True)
-def canonicalise_nb(S, obj_vars, grp_start, arity, lo, span):  # pragma: no cover - compiled
+def canonicalise_nb(S, obj_vars, grp_start, arity, lo, span) -> None:  # pragma: no cover - compiled
     """Sort each group's objects by their value tuples (insertion sort: groups are small)."""
     n_groups = grp_start.shape[0] - 1
     keys = np.empty(obj_vars.shape[0], dtype=np.int64)

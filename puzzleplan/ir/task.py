@@ -126,7 +126,8 @@ class Task:
                 if not 0 <= e.var < nv:
                     raise ModelError(f"action {a.label}: assigns unknown variable {e.var}")
                 if e.value.kind != INT:
-                    raise ModelError(f"action {a.label}: value for {self.variables[e.var].name} is not an integer")
+                    name = self.variables[e.var].name
+                    raise ModelError(f"action {a.label}: value for {name} is not an integer")
                 lo, hi = bounds(e.value, vb)  # 5
                 v = self.variables[e.var]
                 if hi < v.lo or lo > v.hi:
@@ -148,7 +149,8 @@ class Task:
                     raise ModelError("interchangeable objects of one group differ in arity")
                 for k, vi in enumerate(obj):
                     if vi in used:
-                        raise ModelError(f"variable {self.variables[vi].name} is in two interchangeable objects")
+                        name = self.variables[vi].name
+                        raise ModelError(f"variable {name} is in two interchangeable objects")
                     used.add(vi)
                     ref = self.variables[g[0][k]]
                     if (self.variables[vi].lo, self.variables[vi].hi) != (ref.lo, ref.hi):

@@ -27,7 +27,7 @@ _ARITH = {"add", "sub", "mul", "floordiv", "mod", "neg", "min", "max", "ite_int"
 _CMP = {"eq", "ne", "lt", "le", "gt", "ge"}
 _LOGIC = {"and", "or", "not", "ite_bool"}
 
-_INTERN: dict[tuple, "Expr"] = {}
+_INTERN: dict[tuple, Expr] = {}
 
 
 class Expr:
@@ -40,11 +40,11 @@ class Expr:
     __slots__ = ("op", "args", "val", "kind", "__weakref__")
 
     op: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
     val: object
     kind: str
 
-    def __new__(cls, op: str, args: tuple["Expr", ...] = (), val: object = None, kind: str = INT):
+    def __new__(cls, op: str, args: tuple[Expr, ...] = (), val: object = None, kind: str = INT):
         key = (op, tuple(id(a) for a in args), val, kind)
         node = _INTERN.get(key)
         if node is None:
@@ -66,66 +66,66 @@ class Expr:
         return to_text(self)
 
     # arithmetic ---------------------------------------------------------
-    def __add__(self, o: ExprLike) -> "Expr":
+    def __add__(self, o: ExprLike) -> Expr:
         return Add(self, o)
 
-    def __radd__(self, o: ExprLike) -> "Expr":
+    def __radd__(self, o: ExprLike) -> Expr:
         return Add(o, self)
 
-    def __sub__(self, o: ExprLike) -> "Expr":
+    def __sub__(self, o: ExprLike) -> Expr:
         return _arith("sub", self, o)
 
-    def __rsub__(self, o: ExprLike) -> "Expr":
+    def __rsub__(self, o: ExprLike) -> Expr:
         return _arith("sub", o, self)
 
-    def __mul__(self, o: ExprLike) -> "Expr":
+    def __mul__(self, o: ExprLike) -> Expr:
         return _arith("mul", self, o)
 
-    def __rmul__(self, o: ExprLike) -> "Expr":
+    def __rmul__(self, o: ExprLike) -> Expr:
         return _arith("mul", o, self)
 
-    def __floordiv__(self, o: int) -> "Expr":
+    def __floordiv__(self, o: int) -> Expr:
         return _divmod("floordiv", self, o)
 
-    def __mod__(self, o: int) -> "Expr":
+    def __mod__(self, o: int) -> Expr:
         return _divmod("mod", self, o)
 
-    def __neg__(self) -> "Expr":
+    def __neg__(self) -> Expr:
         return _arith("sub", 0, self)
 
     # comparisons --------------------------------------------------------
-    def __eq__(self, o: ExprLike) -> "Expr":  # type: ignore[override]
+    def __eq__(self, o: ExprLike) -> Expr:  # type: ignore[override]
         return _cmp("eq", self, o)
 
-    def __ne__(self, o: ExprLike) -> "Expr":  # type: ignore[override]
+    def __ne__(self, o: ExprLike) -> Expr:  # type: ignore[override]
         return _cmp("ne", self, o)
 
-    def __lt__(self, o: ExprLike) -> "Expr":
+    def __lt__(self, o: ExprLike) -> Expr:
         return _cmp("lt", self, o)
 
-    def __le__(self, o: ExprLike) -> "Expr":
+    def __le__(self, o: ExprLike) -> Expr:
         return _cmp("le", self, o)
 
-    def __gt__(self, o: ExprLike) -> "Expr":
+    def __gt__(self, o: ExprLike) -> Expr:
         return _cmp("gt", self, o)
 
-    def __ge__(self, o: ExprLike) -> "Expr":
+    def __ge__(self, o: ExprLike) -> Expr:
         return _cmp("ge", self, o)
 
     # logic (on bool nodes) ------------------------------------------------
-    def __and__(self, o: ExprLike) -> "Expr":
+    def __and__(self, o: ExprLike) -> Expr:
         return And(self, o)
 
-    def __rand__(self, o: ExprLike) -> "Expr":
+    def __rand__(self, o: ExprLike) -> Expr:
         return And(o, self)
 
-    def __or__(self, o: ExprLike) -> "Expr":
+    def __or__(self, o: ExprLike) -> Expr:
         return Or(self, o)
 
-    def __ror__(self, o: ExprLike) -> "Expr":
+    def __ror__(self, o: ExprLike) -> Expr:
         return Or(o, self)
 
-    def __invert__(self) -> "Expr":
+    def __invert__(self) -> Expr:
         return Not(self)
 
     @property

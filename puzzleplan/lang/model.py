@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ModelError
-from .expr import TRUE, Expr, ExprLike, lift, var
+from .expr import Expr, ExprLike, lift, var
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,9 @@ class Act:
     cost: ExprLike = 1
     label: str | None = None
     when: Sequence[When] = ()
+
+
+SchemaFn = Callable[..., "Act | None"]
 
 
 @dataclass
@@ -105,10 +108,10 @@ class Model:
                 for r, row in enumerate(init)]
 
     # actions ----------------------------------------------------------------
-    def action(self, name: str, **params: Iterable[Any]) -> Callable[[Callable[..., Act | None]], Callable[..., Act | None]]:
+    def action(self, name: str, **params: Iterable[Any]) -> Callable[[SchemaFn], SchemaFn]:
         """Decorator: ``@m.action("move", p=range(n), d=DIRS)`` over ``def move(p, d) -> Act | None``."""
 
-        def deco(fn: Callable[..., Act | None]) -> Callable[..., Act | None]:
+        def deco(fn: SchemaFn) -> SchemaFn:
             self.schemas.append(Schema(name, {k: tuple(v) for k, v in params.items()}, fn))
             return fn
 

@@ -110,7 +110,10 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
     iterations = []
     positive = costs[costs > 0]
     while True:
-        depth_cap = max_depth if full_check or positive.size == 0 else min(max_depth, bound // int(positive.min()) + 2)
+        if full_check or positive.size == 0:
+            depth_cap = max_depth
+        else:
+            depth_cap = min(max_depth, bound // int(positive.min()) + 2)
         path = np.zeros((depth_cap + 1, V), dtype=np.int64)
         path[0] = root[0]
         gs = np.zeros(depth_cap + 1, dtype=np.int64)
@@ -126,8 +129,8 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
         st = np.array([0, 0, 0, np.iinfo(np.int64).max], dtype=np.int64)
         clock.note_bytes(succ.nbytes + path.nbytes)
         while st[1] == 0:
-            _dfs(mod.expand, mod.heuristic, mod.goal, tabs, kernel._lo, kernel._hi, costs, bound, SLICE, st, path, gs, acts,
-                 succ, sacts, cnt, cur, par, hbuf, full_check)
+            _dfs(mod.expand, mod.heuristic, mod.goal, tabs, kernel._lo, kernel._hi, costs, bound, SLICE,
+                 st, path, gs, acts, succ, sacts, cnt, cur, par, hbuf, full_check)
             if st[1] == 0 and (clock.out_of_time() or clock.too_many(expanded + int(st[2]))):
                 expanded += int(st[2])
                 iterations.append(bound)
@@ -150,6 +153,6 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
             return Result("limit", "idastar", stats=clock.stats(expanded=expanded, iterations=iterations),
                           message=f"depth cap {depth_cap} reached")
         if st[3] == np.iinfo(np.int64).max:
-            return Result("unsolvable", "idastar", stats=clock.stats(expanded=expanded, iterations=iterations),
-                          proof="no path within any bound")
+            return Result("unsolvable", "idastar", proof="no path within any bound",
+                          stats=clock.stats(expanded=expanded, iterations=iterations))
         bound = int(st[3])

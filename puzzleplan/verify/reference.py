@@ -84,7 +84,7 @@ def apply(task: Task, action: GroundAction, state: Sequence[int]) -> list[int]:
     for eff in action.effects:
         if eff.cond is None or evaluate(eff.cond, state, memo):
             new[eff.var] = evaluate(eff.value, state, memo)
-    for i, (v, info) in enumerate(zip(new, task.variables)):
+    for v, info in zip(new, task.variables):
         if not info.lo <= v <= info.hi:
             raise DomainViolation(
                 f"action {action.label} sets {info.name} to {v}, outside {info.lo}..{info.hi}"
