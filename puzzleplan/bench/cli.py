@@ -1,16 +1,121 @@
-"""`puzzleplan bench` sub-command (suites of instances x engines -> JSON)."""
+"""`puzzleplan bench` sub-command (suites of instances x engines -> JSON + a plain-text table).
+
+Exit codes: 0 every decided result matches its expected value (and every
+check of a speed suite holds); 20 some result disagrees with its expected
+value (or a plan failed the reference checker, or a speed check failed);
+12 nothing disagrees but some run hit a limit or failed to load; 31 bad
+suite file or argument.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
+
+from ..lang.errors import EXIT_BAD_OPTION, PuzzleError
+from . import runner, speed
+from .env import environment
+from .suite import apply_quick, available, load_suite
+
+FORMAT = "puzzleplan-bench/1"
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return v
 
 
 def add_bench_parser(sub: Any) -> None:
-    b = sub.add_parser("bench", help="run a benchmark suite and write JSON")
-    b.add_argument("suite", help="suite name or file")
-    b.add_argument("-o", "--output", default=None, help="JSON output file")
+    names = ", ".join(available()) or "see bench/"
+    b = sub.add_parser("bench", help="run a benchmark suite: JSON records + a table",
+                       description=f"Run a benchmark suite (bundled: {names}; or a path to a .toml file).")
+    b.add_argument("suite", nargs="?", help="suite name from bench/ (e.g. klotski, hrd-speed, sliding) or a "
+                                            ".toml file")
+    b.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="JSON output file (default results/SUITE-DATE.json)")
+    b.add_argument("--time-limit", type=_positive_float, metavar="S",
+                   help="search time limit per run in seconds (overrides the suite)")
+    b.add_argument("--quick", action="store_true",
+                   help="a reduced run: fewer instances and repetitions, as the suite's [quick] table says")
+    b.add_argument("--engines", metavar="E1,E2", help="solve suites: run these engines instead of the suite's")
+    b.add_argument("-k", dest="select", metavar="TEXT", help="solve suites: only instances whose id contains TEXT")
+    b.add_argument("-v", "--verbose", action="store_true", help="print one table row per run")
+    b.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    b.add_argument("--list", action="store_true", help="list the suites found in bench/ and exit")
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    raise NotImplementedError
+    if args.list:
+        for name in available():
+            s = load_suite(name)
+            print(f"{name}: {s.description}")
+        return 0
+    if not args.suite:
+        raise PuzzleError("bench needs a SUITE (or --list)", code=EXIT_BAD_OPTION)
+    suite = load_suite(args.suite)
+    progress = None if args.quiet else runner.stderr_progress
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    doc: dict[str, Any] = {
+        "format": FORMAT, "suite": suite.name, "suite_file": str(suite.path), "kind": suite.kind,
+        "description": suite.description, "started": started.isoformat(timespec="seconds"),
+        "quick": bool(args.quick), "time_limit_override": args.time_limit, "environment": environment(),
+    }
+    if suite.kind == "speed":
+        records, report, checks = speed.run_speed(suite, quick=args.quick, time_limit=args.time_limit,
+                                                  progress=progress)
+        wall = time.perf_counter() - t0
+        doc.update(wall_s=round(wall, 3), records=records, report=report, checks=checks)
+        text = speed.render(report, checks)
+        code = runner.EXIT_MISMATCH if any(not c["ok"] for c in checks) else runner.EXIT_OK
+    else:
+        if args.quick:
+            apply_quick(suite)
+        engines = [e.strip() for e in args.engines.split(",") if e.strip()] if args.engines else None
+        records = runner.run_suite(suite, time_limit=args.time_limit, engines=engines, select=args.select,
+                                   progress=progress)
+        wall = time.perf_counter() - t0
+        summary = runner.summarise(records)
+        summary["wall_s"] = round(wall, 3)
+        doc.update(wall_s=round(wall, 3), summary=summary, records=records)
+        text = runner.render(records, summary, verbose=args.verbose)
+        code = runner.exit_status(summary)
+    out = Path(args.output) if args.output else Path("results") / (
+        f"{suite.name}-{started.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}.json")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=_jsonable) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise PuzzleError(f"cannot write results: {e.strerror}", str(out), code=EXIT_BAD_OPTION) from None
+    print(f"suite {suite.name} ({suite.path})")
+    print(text)
+    print(f"\nwall time {wall:.1f} s; results written to {out}")
+    sys.stdout.flush()
+    return code
+
+
+def _jsonable(x: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(x, np.integer):
+            return int(x)
+        if isinstance(x, np.floating):
+            return float(x)
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+    except ImportError:
+        pass
+    if isinstance(x, (set, tuple)):
+        return list(x)
+    return str(x)

@@ -21,7 +21,7 @@ EXIT_UNDECIDED = 12
 EXIT_MISMATCH = 20
 
 
-def _stderr(msg: str) -> None:
+def stderr_progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
@@ -52,7 +52,7 @@ def judge(expected: Any, result: Result | None) -> tuple[bool | None, str]:
 
 
 def run_suite(suite: Suite, *, time_limit: float | None = None, engines: list[str] | None = None,
-              select: str | None = None, progress: Progress | None = _stderr) -> list[dict[str, Any]]:
+              select: str | None = None, progress: Progress | None = stderr_progress) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     total = sum(len([i for i in s.instances if _selected(i, select)]) * len(s.options)
                 * len(engines or s.engines) * s.repetitions for s in suite.sets)

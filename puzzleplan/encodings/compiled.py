@@ -48,38 +48,45 @@ class _Gen:
         self.tables = tables
         self.var_bounds = var_bounds
         nodes = walk(roots)
-        uses: dict[int, int] = {}
-        for r in roots:
-            uses[id(r)] = uses.get(id(r), 0) + 1
-        for n in nodes:
-            for a in n.args:
-                uses[id(a)] = uses.get(id(a), 0) + 1
         self.local: dict[int, str] = {}
         self.lines: list[str] = []
         self.vars = sorted({int(n.val) for n in nodes if n.op == "var"})  # type: ignore[arg-type]
         self.buffers: dict[tuple[int, ...], str] = {}
         self.buffer_sizes: dict[str, int] = {}
         self.bitviews: dict[tuple[int, ...], str] = {}
+        bit_exprs: dict[tuple[int, ...], str | None] = {}
+        for n in nodes:
+            if n.op == "element":
+                key = tuple(id(a) for a in n.args[2:])
+                if key not in bit_exprs:
+                    bit_exprs[key] = self._bitview(n.args[2:])
+        uses: dict[int, int] = {}
+        for r in roots:
+            uses[id(r)] = uses.get(id(r), 0) + 1
+        for n in nodes:
+            args = n.args
+            if n.op == "element" and bit_exprs[tuple(id(a) for a in n.args[2:])] is not None:
+                args = n.args[:2]  # items are read through the bit set, never one by one
+            for a in args:
+                uses[id(a)] = uses.get(id(a), 0) + 1
         for n in nodes:
             shared = uses.get(id(n), 0) >= 2 and n.op not in ("const", "var")
             if n.op == "element":
                 key = tuple(id(a) for a in n.args[2:])
-                if key not in self.buffers and key not in self.bitviews:
-                    self._materialise(key, n.args[2:])
+                bits = bit_exprs[key]
+                if bits is not None and key not in self.bitviews:
+                    name = f"bv{len(self.bitviews)}"
+                    self.bitviews[key] = name
+                    self.lines.append(f"{name} = {bits}")
+                elif bits is None and key not in self.buffers:
+                    self._buffer(key, n.args[2:])
             if shared:
                 name = f"t{len(self.local)}"
                 self.lines.append(f"{name} = {self.expr(n)}")
                 self.local[id(n)] = name
 
-
-    def _materialise(self, key: tuple[int, ...], items: tuple[Expr, ...]) -> None:
-        """Evaluate an element list once per state: as a bit set when possible, else into a buffer."""
-        bits = self._bitview(items)
-        if bits is not None:
-            name = f"bv{len(self.bitviews)}"
-            self.bitviews[key] = name
-            self.lines.append(f"{name} = {bits}")
-            return
+    def _buffer(self, key: tuple[int, ...], items: tuple[Expr, ...]) -> None:
+        """Evaluate an element list into a buffer once per state (when no bit set applies)."""
         buf = f"BUF{len(self.buffers)}"
         self.buffers[key] = buf
         self.buffer_sizes[buf] = len(items)
