@@ -151,6 +151,10 @@ def build(lay: Layout, metric: str = "moves") -> Model:
         last = m.var("last", -1, n_cells - 1, -1, aux=True)
     elif metric == "straight":
         last = m.var("last", -1, 4 * n_cells - 1, -1, aux=True)
+    if metric != "steps":
+        # `last` only makes a continuation free; after one step two states that differ only in
+        # `last` agree again, so their optimal remaining costs differ by at most 1
+        m.aux_bound(1)
 
     def covers(p: Piece, cell: int) -> list[int]:
         """Top-left positions from which piece p covers ``cell`` (only placements inside the board)."""

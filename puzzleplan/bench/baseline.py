@@ -69,7 +69,7 @@ class BaselineRun:
 
 
 def hrd_board(rows: Sequence[str]) -> bytes:
-    """The shape-code board of a layout given as 5 rows of 4 letters (``.`` empty, equal letters one piece)."""
+    """The shape-code board of a layout: 5 rows of 4 letters (``.`` empty, equal letters = one piece)."""
     if len(rows) != H or any(len(r) != W for r in rows):
         raise ValueError("a Hua Rong Dao layout is 5 rows of 4 cells")
     cells: dict[str, list[tuple[int, int]]] = {}

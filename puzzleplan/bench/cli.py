@@ -47,8 +47,10 @@ def add_bench_parser(sub: Any) -> None:
                    help="search time limit per run in seconds (overrides the suite)")
     b.add_argument("--quick", action="store_true",
                    help="a reduced run: fewer instances and repetitions, as the suite's [quick] table says")
-    b.add_argument("--engines", metavar="E1,E2", help="solve suites: run these engines instead of the suite's")
-    b.add_argument("-k", dest="select", metavar="TEXT", help="solve suites: only instances whose id contains TEXT")
+    b.add_argument("--engines", metavar="E1,E2",
+                   help="solve suites: run these engines instead of the suite's")
+    b.add_argument("-k", dest="select", metavar="TEXT",
+                   help="solve suites: only instances whose id contains TEXT")
     b.add_argument("-v", "--verbose", action="store_true", help="print one table row per run")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     b.add_argument("--list", action="store_true", help="list the suites found in bench/ and exit")
@@ -94,7 +96,8 @@ def run_bench(args: argparse.Namespace) -> int:
         f"{suite.name}-{started.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}.json")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=_jsonable) + "\n", encoding="utf-8")
+        text_json = json.dumps(doc, ensure_ascii=False, indent=1, default=_jsonable)
+        out.write_text(text_json + "\n", encoding="utf-8")
     except OSError as e:
         raise PuzzleError(f"cannot write results: {e.strerror}", str(out), code=EXIT_BAD_OPTION) from None
     print(f"suite {suite.name} ({suite.path})")

@@ -65,7 +65,8 @@ def run_suite(suite: Suite, *, time_limit: float | None = None, engines: list[st
             if not _selected(inst, select):
                 continue
             for opts in rs.options:
-                records.extend(_run_instance(suite, si, rs, inst, opts, eng, time_limit, progress, counter, total))
+                records.extend(_run_instance(suite, si, rs, inst, opts, eng, time_limit, progress, counter,
+                                             total))
     return records
 
 
@@ -105,6 +106,14 @@ def _run_instance(suite: Suite, si: int, rs: RunSet, inst: Instance, opts: list[
                 start_is_goal=start_is_goal, prepare_s=round(prepare_s, 4), kernel_s=round(kernel_s, 4))
     limit = time_limit if time_limit is not None else rs.time_limit
     for engine in engines:
+        t_w = time.perf_counter()
+        for _ in range(rs.warmup):
+            try:
+                api.solve(loaded, engine, Limits(limit, rs.max_states), rs.kernel,
+                          **rs.engine_options.get(engine, {}))
+            except PuzzleError:
+                break
+        warmup_s = time.perf_counter() - t_w
         for rep in range(rs.repetitions):
             counter[0] += 1
             t2 = time.perf_counter()
@@ -125,17 +134,20 @@ def _run_instance(suite: Suite, si: int, rs: RunSet, inst: Instance, opts: list[
                 "optimal": bool(result and result.optimal),
                 "match": match, "note": why,
                 "time_s": st.get("time_s"), "expanded": st.get("expanded"), "generated": st.get("generated"),
-                "states": st.get("states"), "peak_mb": st.get("peak_mb"), "rss_peak_mb": st.get("rss_peak_mb"),
+                "states": st.get("states"), "peak_mb": st.get("peak_mb"),
+                "rss_peak_mb": st.get("rss_peak_mb"),
                 "verified": st.get("verified"),
                 "plan_steps": len(result.plan) if result and result.plan is not None else None,
-                "solve_wall_s": round(wall, 4), "proof": result.proof if result else "", "message": message,
+                "solve_wall_s": round(wall, 4), "warmup_s": round(warmup_s, 4) if rep == 0 else 0.0,
+                "proof": result.proof if result else "", "message": message,
             }
             out.append(rec)
             if progress:
                 verdict = {True: "ok", False: "MISMATCH", None: "-"}[match]
                 cost = rec["cost"] if rec["cost"] is not None else ""
                 tm = f"{rec['time_s']:.3f}s" if rec["time_s"] is not None else ""
-                progress(f"[{counter[0]}/{total}] {inst.id} {engine} {' '.join(opts)}: {rec['status']} {cost} "
+                progress(f"[{counter[0]}/{total}] {inst.id} {engine} {' '.join(opts)}: "
+                         f"{rec['status']} {cost} "
                          f"(expected {expected if expected is not None else '-'}) {verdict} {tm}"
                          + (f" [{why}]" if why and match is not True else ""))
     return out
@@ -170,7 +182,9 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
         "search_time_s": round(sum(r.get("time_s") or 0 for r in records), 3),
         "prepare_time_s": round(sum(r.get("prepare_s") or 0 for r in _first_rep(records)), 3),
         "kernel_time_s": round(sum(r.get("kernel_s") or 0 for r in _first_rep(records)), 3),
-        "notes": sorted({f"{r['instance']}: {r['expected_note']}" for r in records if r.get("expected_note")}),
+        "warmup_time_s": round(sum(r.get("warmup_s") or 0 for r in records), 3),
+        "notes": sorted({f"{r['instance']}: {r['expected_note']}" for r in records
+                         if r.get("expected_note")}),
     }
 
 
@@ -196,8 +210,9 @@ def exit_status(summary: dict[str, Any]) -> int:
 def render(records: list[dict[str, Any]], summary: dict[str, Any], verbose: bool = False) -> str:
     parts = []
     if verbose or len(records) <= 40:
-        rows = [[r["instance"], r["engine"], " ".join(r["option_args"]), r["repetition"], r["status"], r["cost"],
-                 r.get("expected"), _verdict(r["match"]), r.get("time_s"), r.get("expanded"), r.get("peak_mb")]
+        rows = [[r["instance"], r["engine"], " ".join(r["option_args"]), r["repetition"], r["status"],
+                 r["cost"], r.get("expected"), _verdict(r["match"]), r.get("time_s"), r.get("expanded"),
+                 r.get("peak_mb")]
                 for r in records]
         parts.append(table(["instance", "engine", "options", "rep", "status", "cost", "expected", "match",
                             "time_s", "expanded", "peak_mb"], rows))
@@ -207,20 +222,21 @@ def render(records: list[dict[str, Any]], summary: dict[str, Any], verbose: bool
     rows = []
     for (label, f, engine, opts), rs in groups.items():
         times = [r["time_s"] for r in rs if r.get("time_s") is not None]
-        rows.append([f, engine, opts, len(rs), sum(r["match"] is True for r in rs),
+        rows.append([label, f, engine, opts, len(rs), sum(r["match"] is True for r in rs),
                      sum(r["match"] is False for r in rs),
                      sum(r["match"] is None for r in rs), round(sum(times), 3) if times else None,
                      round(max(times), 3) if times else None,
                      round(sum(r.get("prepare_s") or 0 for r in _first_rep(rs)), 2)])
-    parts.append(table(["file", "engine", "options", "runs", "matched", "mismatched", "undecided",
-                        "search_s", "max_s", "prepare_s"], rows, title="by file, engine and options"))
+    parts.append(table(["set", "file", "engine", "options", "runs", "matched", "mismatched", "undecided",
+                        "search_s", "max_s", "prepare_s"], rows, title="by set, file, engine and options"))
     s = summary
     lines = [f"runs: {s['runs']} ({s['instances']} instance/option pairs); matched {s['matched']}, "
              f"mismatched {s['mismatched']}, undecided {s['undecided']}, errors {s['errors']}, "
              f"no expected value {s['without_expected']}",
              "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(s["statuses"].items())),
              f"search time {s['search_time_s']:.2f} s; load+ground {s['prepare_time_s']:.2f} s; "
-             f"kernel build/compile {s['kernel_time_s']:.2f} s"]
+             f"kernel build/compile {s['kernel_time_s']:.2f} s; "
+             f"untimed warm-up runs {s['warmup_time_s']:.2f} s"]
     if s["mismatch_ids"]:
         lines.append("MISMATCH: " + ", ".join(s["mismatch_ids"]))
         for r in records:

@@ -29,7 +29,7 @@ from .. import api
 from ..lang.errors import PuzzleError
 from ..lang.records import split_headers
 from ..solvers import Limits, Result
-from .baseline import BaselineRun, hrd_board, hrd_bfs, reference_bfs
+from .baseline import BaselineRun, hrd_bfs, hrd_board, reference_bfs
 from .suite import Suite, SuiteError
 from .table import table
 
@@ -97,7 +97,8 @@ def run_speed(suite: Suite, *, quick: bool = False, time_limit: float | None = N
         bad = set(raw) - SPEED_KEYS
         if bad:
             raise SuiteError(f"[[speed]] {i + 1}: unknown keys {', '.join(sorted(bad))}", str(suite.path))
-        sec = {**defaults, **raw, **{k: v for k, v in (suite.quick if quick else {}).items() if k in SPEED_KEYS}}
+        q = {k: v for k, v in (suite.quick if quick else {}).items() if k in SPEED_KEYS}
+        sec = {**defaults, **raw, **q}
         if time_limit is not None:
             sec["time_limit"] = time_limit
         report["speed"].append(_speed_section(suite, sec, records, checks, say))
@@ -105,7 +106,8 @@ def run_speed(suite: Suite, *, quick: bool = False, time_limit: float | None = N
         bad = set(raw) - ENUM_KEYS
         if bad:
             raise SuiteError(f"[[enumerate]] {i + 1}: unknown keys {', '.join(sorted(bad))}", str(suite.path))
-        sec = {**defaults, **raw, **{k: v for k, v in (suite.quick if quick else {}).items() if k in ENUM_KEYS}}
+        q = {k: v for k, v in (suite.quick if quick else {}).items() if k in ENUM_KEYS}
+        sec = {**defaults, **raw, **q}
         if time_limit is not None:
             sec["time_limit"] = time_limit
         report["enumerate"].append(_enum_section(suite, sec, records, checks, say))
@@ -116,13 +118,56 @@ def run_speed(suite: Suite, *, quick: bool = False, time_limit: float | None = N
 # [[speed]]
 
 
+class _Recorder:
+    """Appends one JSON record per timed run, tagged with its section and metric/options."""
+
+    def __init__(self, records: list[dict[str, Any]], **tags: Any):
+        self.records = records
+        self.tags = tags
+
+    def __call__(self, solver: str, kernel: str | None, phase: str, rep: int, time_s: float, cost: Any,
+                 expanded: int, generated: int, **extra: Any) -> None:
+        self.records.append({**self.tags, "solver": solver, "kernel": kernel, "phase": phase,
+                             "repetition": rep, "time_s": round(time_s, 6), "cost": cost,
+                             "expanded": expanded, "generated": generated, **extra})
+
+
+def _baseline_runs(rec: _Recorder, say: Progress, what: str, name: str, fn: Callable[[], BaselineRun], n: int,
+                   warmups: int, memory: bool, phase: str = "solve") -> tuple[BaselineRun, dict[str, Any]]:
+    for _ in range(warmups):
+        fn()
+    times = []
+    run: BaselineRun | None = None
+    for r in range(n):
+        run = fn()
+        times.append(run.time_s)
+        rec(name, None, phase, r, run.time_s, run.cost, run.expanded, run.generated, visited=run.visited)
+        say(f"  {what} {name} {phase} #{r + 1}: {run.time_s:.3f} s, cost {run.cost}, "
+            f"{run.expanded:,} expanded")
+    assert run is not None
+    best = min(times)
+    row = {"solver": name, "kernel": None, **_best(times), "cost": run.cost, "expanded": run.expanded,
+           "generated": run.generated, "visited": run.visited,
+           "states_per_s": round(run.expanded / best) if best > 0 else None}
+    if memory:
+        _, mb = _traced(fn)
+        row["tracemalloc_peak_mb"] = mb
+    return run, row
+
+
 def _speed_section(suite: Suite, sec: dict[str, Any], records: list[dict[str, Any]], checks: _Checks,
                    say: Progress) -> dict[str, Any]:
-    base = suite.path.parent
-    spec = _spec(base, sec["instance"])
     label = sec.get("label", sec["instance"])
+    out: dict[str, Any] = {"label": label, "instance": sec["instance"], "metrics": {}}
+    for metric in sec.get("metrics", ["steps"]):
+        out["metrics"][metric] = _speed_metric(suite, sec, label, metric, records, checks, say)
+    return out
+
+
+def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, records: list[dict[str, Any]],
+                  checks: _Checks, say: Progress) -> dict[str, Any]:
+    spec = _spec(suite.path.parent, sec["instance"])
     option = sec.get("option", "metric")
-    metrics = sec.get("metrics", ["steps"])
     baselines = sec.get("baselines", ["hand-written", "reference"])
     kernels = sec.get("kernels", ["numba", "numpy"])
     reps = int(sec.get("repetitions", 5))
@@ -130,81 +175,54 @@ def _speed_section(suite: Suite, sec: dict[str, Any], records: list[dict[str, An
     ref_reps = int(sec.get("reference_repetitions", min(reps, 2)))
     ref_mem = bool(sec.get("reference_memory", True))
     expect = dict(sec.get("expect", {}))
-    do_enum = bool(sec.get("enumerate", True))
+    do_enum = bool(sec.get("enumerate", True)) and "reachable" in expect
     limits = Limits(sec.get("time_limit"))
-    out: dict[str, Any] = {"label": label, "instance": sec["instance"], "metrics": {}}
-    for metric in metrics:
-        loaded = api.load_task(sec["model"], spec, [f"{option}={metric}"])
-        want = expect.get(metric)
-        rows: dict[str, dict[str, Any]] = {}
-
-        def rec(solver: str, kernel: str | None, phase: str, rep: int, time_s: float, cost: Any,
-                expanded: int, generated: int, **extra: Any) -> None:
-            records.append({"section": label, "metric": metric, "solver": solver, "kernel": kernel,
-                            "phase": phase, "repetition": rep, "time_s": round(time_s, 6), "cost": cost,
-                            "expanded": expanded, "generated": generated, **extra})
-
-        def base_runs(name: str, fn: Callable[[], BaselineRun], n: int, warmups: int, memory: bool,
-                      phase: str = "solve") -> tuple[BaselineRun, dict[str, Any]]:
-            for _ in range(warmups):
-                fn()
-            times = []
-            run: BaselineRun | None = None
-            for r in range(n):
-                run = fn()
-                times.append(run.time_s)
-                rec(name, None, phase, r, run.time_s, run.cost, run.expanded, run.generated, visited=run.visited)
-                say(f"  {label} {metric} {name} {phase} #{r + 1}: {run.time_s:.3f} s, cost {run.cost}, "
-                    f"{run.expanded:,} expanded")
-            assert run is not None
-            row = {"solver": name, "kernel": None, **_best(times), "cost": run.cost, "expanded": run.expanded,
-                   "generated": run.generated, "visited": run.visited,
-                   "states_per_s": round(run.expanded / min(times)) if min(times) > 0 else None}
-            if memory:
-                _, mb = _traced(fn)
-                row["tracemalloc_peak_mb"] = mb
-            return run, row
-
-        say(f"{label}: metric {metric}")
-        if "hand-written" in baselines:
-            board = hrd_board(_grid_rows(loaded))
-            run, row = base_runs("hand-written", lambda b=board: hrd_bfs(b, metric), reps, warm, True)
-            checks.add(f"{label} {metric}: hand-written BFS optimum", want, run.cost)
-            checks.add(f"{label} {metric}: hand-written plan length = cost", run.cost, len(run.plan))
-            rows["hand-written"] = row
-            if do_enum and "reachable" in expect:
-                run, row = base_runs("hand-written", lambda b=board: hrd_bfs(b, metric, stop_at_goal=False),
-                                     reps, 0, False, phase="enumerate")
-                checks.add(f"{label} {metric}: hand-written reachable positions", expect["reachable"],
-                           run.visited)
-                rows["hand-written enumerate"] = row
-        if "reference" in baselines:
-            task = loaded.task
-            run, row = base_runs("reference", lambda t=task: reference_bfs(t), ref_reps, 0, ref_mem)
-            checks.add(f"{label} {metric}: reference-interpreter BFS optimum", want, run.cost)
-            rows["reference"] = row
+    loaded = api.load_task(sec["model"], spec, [f"{option}={metric}"])
+    want = expect.get(metric)
+    rows: dict[str, dict[str, Any]] = {}
+    rec = _Recorder(records, section=label, metric=metric)
+    what = f"{label} {metric}"
+    say(f"{label}: metric {metric}")
+    if "hand-written" in baselines:
+        board = hrd_board(_grid_rows(loaded))
+        run, row = _baseline_runs(rec, say, what, "hand-written", lambda: hrd_bfs(board, metric), reps, warm,
+                                  True)
+        checks.add(f"{what}: hand-written BFS optimum", want, run.cost)
+        checks.add(f"{what}: hand-written plan length = cost", run.cost, len(run.plan))
+        rows["hand-written"] = row
+        if do_enum:
+            run, row = _baseline_runs(rec, say, what, "hand-written",
+                                      lambda: hrd_bfs(board, metric, stop_at_goal=False), reps, 0, False,
+                                      phase="enumerate")
+            checks.add(f"{what}: hand-written reachable positions", expect["reachable"], run.visited)
+            rows["hand-written enumerate"] = row
+    if "reference" in baselines:
+        task = loaded.task
+        run, row = _baseline_runs(rec, say, what, "reference", lambda: reference_bfs(task), ref_reps, 0,
+                                  ref_mem)
+        checks.add(f"{what}: reference-interpreter BFS optimum", want, run.cost)
+        rows["reference"] = row
+    for kernel in kernels:
+        name = f"bfs/{kernel}"
+        res, row = _engine_runs(loaded, kernel, reps, warm, limits, {}, rec, say, f"{what} {name}")
+        checks.add(f"{what}: bfs ({kernel}) optimum", want, res.cost)
+        checks.add(f"{what}: bfs ({kernel}) plan verified", True, bool(res.stats.get("verified")))
+        rows[name] = row
+        if do_enum:
+            res, row = _engine_runs(loaded, kernel, reps, 0, limits, {"enumerate_all": True}, rec, say,
+                                    f"{what} {name} enumerate", memory=False)
+            checks.add(f"{what}: bfs ({kernel}) reachable positions", expect["reachable"],
+                       res.stats.get("configurations"))
+            row["reachable"] = res.stats.get("reachable")
+            row["configurations"] = res.stats.get("configurations")
+            rows[f"{name} enumerate"] = row
+    ratios: dict[str, float | None] = {}
+    for b in ("hand-written", "reference", "hand-written enumerate"):
         for kernel in kernels:
-            name = f"bfs/{kernel}"
-            res, row = _engine_runs(loaded, kernel, reps, warm, limits, {}, rec, say, f"{label} {metric} {name}")
-            checks.add(f"{label} {metric}: bfs ({kernel}) optimum", want, res.cost)
-            checks.add(f"{label} {metric}: bfs ({kernel}) plan verified", True, bool(res.stats.get("verified")))
-            rows[name] = row
-            if do_enum and "reachable" in expect:
-                res, row = _engine_runs(loaded, kernel, reps, 0, limits, {"enumerate_all": True}, rec, say,
-                                        f"{label} {metric} {name} enumerate", memory=False)
-                checks.add(f"{label} {metric}: bfs ({kernel}) reachable positions", expect["reachable"],
-                           res.stats.get("configurations"))
-                row["reachable"] = res.stats.get("reachable")
-                row["configurations"] = res.stats.get("configurations")
-                rows[f"{name} enumerate"] = row
-        ratios: dict[str, float | None] = {}
-        for b in ("hand-written", "reference", "hand-written enumerate"):
-            for kernel in kernels:
-                eng = f"bfs/{kernel}" + (" enumerate" if b.endswith("enumerate") else "")
-                if b in rows and eng in rows and rows[eng]["best_s"] > 0:
-                    ratios[f"{b.split()[0]} / {eng}"] = round(rows[b]["best_s"] / rows[eng]["best_s"], 2)
-        out["metrics"][metric] = {"expected": want, "rows": rows, "ratios": ratios}
-    return out
+            eng = f"bfs/{kernel}" + (" enumerate" if b.endswith("enumerate") else "")
+            if b in rows and eng in rows and rows[eng]["best_s"] > 0:
+                ratios[f"{b.split()[0]} / {eng}"] = round(rows[b]["best_s"] / rows[eng]["best_s"], 2)
+    return {"expected": want, "rows": rows, "ratios": ratios}
 
 
 def _grid_rows(loaded: api.Loaded) -> list[str]:
@@ -232,13 +250,15 @@ def _engine_runs(loaded: api.Loaded, kernel: str, reps: int, warm: int, limits: 
         rec(f"{engine}/{kernel}", kernel, phase, r, st["time_s"], res.cost, st.get("expanded", 0),
             st.get("generated", 0), peak_mb=st.get("peak_mb"), status=res.status, verified=st.get("verified"),
             reachable=st.get("reachable"))
-        say(f"  {what} #{r + 1}: {st['time_s']:.4f} s, {res.status} {res.cost}, {st.get('expanded', 0):,} expanded")
+        say(f"  {what} #{r + 1}: {st['time_s']:.4f} s, {res.status} {res.cost}, "
+            f"{st.get('expanded', 0):,} expanded")
     assert res is not None
     st = res.stats
     best = min(times)
     row = {"solver": f"{engine}/{kernel}", "kernel": kernel, **_best(times), "cost": res.cost,
            "status": res.status, "expanded": st.get("expanded"), "generated": st.get("generated"),
-           "states": st.get("states"), "states_per_s": round(st.get("expanded", 0) / best) if best > 0 else None,
+           "states": st.get("states"),
+           "states_per_s": round(st.get("expanded", 0) / best) if best > 0 else None,
            "peak_mb": st.get("peak_mb"), "kernel_build_s": round(build_s, 3)}
     if memory:
         _, mb = _traced(lambda: api.solve(loaded, engine, limits, kernel, **engine_opts))
@@ -258,25 +278,22 @@ def _enum_section(suite: Suite, sec: dict[str, Any], records: list[dict[str, Any
     warm = int(sec.get("warmup", 1))
     kernels = sec.get("kernels", ["numba"])
     limits = Limits(sec.get("time_limit"))
-    out: dict[str, Any] = {"label": label, "instance": sec["instance"], "rows": {}, "compare": sec.get("compare")}
+    out: dict[str, Any] = {"label": label, "instance": sec["instance"], "rows": {},
+                           "compare": sec.get("compare")}
 
-    def rec_for(opts: list[str]) -> Callable[..., None]:
-        def rec(solver: str, kernel: str | None, phase: str, rep: int, time_s: float, cost: Any,
-                expanded: int, generated: int, **extra: Any) -> None:
-            records.append({"section": label, "options": opts, "solver": solver, "kernel": kernel, "phase": phase,
-                            "repetition": rep, "time_s": round(time_s, 6), "cost": cost, "expanded": expanded,
-                            "generated": generated, **extra})
-        return rec
+    def rec_for(opts: list[str]) -> _Recorder:
+        return _Recorder(records, section=label, options=opts)
 
     opts = list(sec.get("options", []))
     loaded = api.load_task(sec["model"], spec, opts)
     say(f"{label}")
     for kernel in kernels:
-        res, row = _engine_runs(loaded, kernel, reps, warm, limits, {"enumerate_all": True}, rec_for(opts), say,
-                                f"{label} bfs/{kernel} enumerate")
+        res, row = _engine_runs(loaded, kernel, reps, warm, limits, {"enumerate_all": True}, rec_for(opts),
+                                say, f"{label} bfs/{kernel} enumerate")
         row["reachable"] = res.stats.get("reachable")
         if "expect_reachable" in sec:
-            checks.add(f"{label}: reachable states ({kernel})", sec["expect_reachable"], res.stats.get("reachable"))
+            checks.add(f"{label}: reachable states ({kernel})", sec["expect_reachable"],
+                       res.stats.get("reachable"))
         if "expect_cost" in sec:
             checks.add(f"{label}: optimum found while enumerating ({kernel})", sec["expect_cost"], res.cost)
         out["rows"][f"bfs/{kernel} enumerate"] = row
@@ -293,7 +310,8 @@ def _enum_section(suite: Suite, sec: dict[str, Any], records: list[dict[str, Any
                 continue
             row["options"] = o
             if "expect_cost" in sec:
-                checks.add(f"{label}: {engine} ({kernel}) {' '.join(o)} optimum", sec["expect_cost"], res.cost)
+                checks.add(f"{label}: {engine} ({kernel}) {' '.join(o)} optimum", sec["expect_cost"],
+                           res.cost)
             out["rows"][f"{engine}/{kernel} {' '.join(o)}".strip()] = row
     return out
 
@@ -311,8 +329,9 @@ def render(report: dict[str, Any], checks: list[dict[str, Any]]) -> str:
             rows = [[name, r["best_s"], r["median_s"], r.get("cost"), r.get("expanded"), r.get("generated"),
                      r.get("states_per_s"), r.get("peak_mb"), r.get("tracemalloc_peak_mb")]
                     for name, r in m["rows"].items()]
-            parts.append(table(heads, rows, title=f"{sec['label']} -- metric {metric} (expected {m['expected']}), "
-                                                  f"best of {next(iter(m['rows'].values()))['runs']}"))
+            runs = next(iter(m["rows"].values()))["runs"]
+            title = f"{sec['label']} -- metric {metric} (expected {m['expected']}), best of {runs}"
+            parts.append(table(heads, rows, title=title))
             if m["ratios"]:
                 parts.append("speed ratio (baseline time / puzzleplan time): "
                              + "; ".join(f"{k} = {v:.2f}x" for k, v in m["ratios"].items()))
@@ -329,5 +348,6 @@ def render(report: dict[str, Any], checks: list[dict[str, Any]]) -> str:
                          f"(quoted, not measured here) vs {first['best_s']:.3f} s = {ratio:.1f}x")
     failed = [c for c in checks if not c["ok"]]
     parts.append(f"checks: {len(checks) - len(failed)} of {len(checks)} hold"
-                 + "".join(f"\n  FAILED {c['what']}: expected {c['expected']}, got {c['got']}" for c in failed))
+                 + "".join(f"\n  FAILED {c['what']}: expected {c['expected']}, got {c['got']}"
+                           for c in failed))
     return "\n\n".join(parts)

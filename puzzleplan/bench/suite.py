@@ -8,6 +8,7 @@ Paths inside a suite are relative to the suite file.  Format (bench/README.md):
     description = "..."
     kind = "solve"                 # or "speed" (see speed.py)
     repetitions = 1
+    warmup = 0                     # untimed runs per (instance, engine) first (JIT compilation)
     time_limit = 300               # seconds of search per run
     max_states = 20_000_000        # optional
     model = "klotski"
@@ -48,8 +49,8 @@ from ..lang.records import Record, read_records, split_headers
 BENCH_DIR = Path(__file__).resolve().parent.parent.parent / "bench"
 
 SET_KEYS = {"model", "engines", "kernel", "options", "expected", "zero_means_unsolvable", "instances",
-            "repetitions", "time_limit", "max_states", "label", "engine_options"}
-TOP_KEYS = SET_KEYS | {"name", "description", "kind", "set", "quick", "speed", "enumerate", "warmup"}
+            "repetitions", "warmup", "time_limit", "max_states", "label", "engine_options"}
+TOP_KEYS = SET_KEYS | {"name", "description", "kind", "set", "quick", "speed", "enumerate"}
 
 
 class SuiteError(PuzzleError):
@@ -80,6 +81,7 @@ class RunSet:
     max_states: int | None
     zero_means_unsolvable: bool
     engine_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warmup: int = 0                   # untimed runs per (instance, engine) before the repetitions
 
 
 @dataclass
@@ -178,6 +180,7 @@ def _run_set(d: dict[str, Any], path: Path, i: int) -> RunSet:
         max_states=int(ms) if ms is not None else None,
         zero_means_unsolvable=bool(d.get("zero_means_unsolvable", False)),
         engine_options={str(k): dict(v) for k, v in d.get("engine_options", {}).items()},
+        warmup=int(d.get("warmup", 0)),
     )
 
 
@@ -205,7 +208,10 @@ def expand_instances(entries: Any, base: Path, expected_header: Any, suite_file:
             pattern, rid = pattern.rsplit("#", 1)
             ids = (ids or []) + [rid]
         header = entry.get("header")
-        files = sorted(globmod.glob(str(base / pattern))) if globmod.has_magic(pattern) else [str(base / pattern)]
+        if globmod.has_magic(pattern):
+            files = sorted(globmod.glob(str(base / pattern)))
+        else:
+            files = [str(base / pattern)]
         if not files:
             raise SuiteError(f"no file matches {pattern!r}", suite_file)
         for f in files:
@@ -276,5 +282,6 @@ def apply_quick(suite: Suite) -> None:
             step = len(s.instances) / n
             s.instances = [s.instances[int(i * step)] for i in range(n)]
         s.repetitions = int(q.get("repetitions", 1))
+        s.warmup = int(q.get("warmup", s.warmup))
         if "time_limit" in q:
             s.time_limit = float(q["time_limit"])

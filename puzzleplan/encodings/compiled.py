@@ -30,7 +30,7 @@ def _salt() -> str:
     """Changes whenever the generator or its helpers change, so stale numba caches are never reused."""
     here = Path(__file__).parent
     h = hashlib.sha1()
-    for f in ("compiled.py", "jitlib.py"):
+    for f in ("compiled.py", "jitlib.py", "hashset.py"):
         h.update((here / f).read_bytes())
     return h.hexdigest()[:12]
 
@@ -208,6 +208,21 @@ class _Gen:
         return [f"{indent}{b} = np.empty({sz}, dtype=np.int64)" for b, sz in self.buffer_sizes.items()]
 
 
+_DRIVERS: dict[str, str] = {}
+
+
+def register_driver(name: str, source: str) -> None:
+    """Add an engine's compiled loop to every kernel module.
+
+    Engines (in ``puzzleplan.solvers``) keep their search loops there; the
+    loop is compiled inside the task's module so it calls ``expand``,
+    ``goal``, ``canon_pack`` and ``unpack_rows`` directly and is cached on
+    disk with them.  The source must be generic: it may use only those
+    functions, numpy, and ``puzzleplan.encodings.hashset``.
+    """
+    _DRIVERS[name] = source
+
+
 class _Tables:
     """Constant tables, laid end to end in one array passed at call time.
 
@@ -263,6 +278,7 @@ def generate(task: Task) -> tuple[str, list[int]]:
         "import numpy as np",
         "from numba import njit",
         "from puzzleplan.encodings.jitlib import _bit, _emit, _first_outside, _tab",
+        "from puzzleplan.encodings.hashset import insert_one, visit_config",
         "",
         f"N_ACTIONS = {n_act}",
         "",
@@ -303,7 +319,24 @@ def generate(task: Task) -> tuple[str, list[int]]:
             "",
         ]
     src += _canon_pack_source(task)
+    src += _unpack_source(task)
+    for name in sorted(_DRIVERS):
+        src += _DRIVERS[name].strip("\n").splitlines() + [""]
     return "\n".join(src) + "\n", consts.values or [0]
+
+
+def _unpack_source(task: Task) -> list[str]:
+    """``unpack_rows(KEYS, ids, S)``: decode the keys of the given state ids, shifts and masks inlined."""
+    from .packing import layout_for
+
+    lay = layout_for(task)
+    out = ["@njit(cache=True)", "def unpack_rows(KEYS, ids, S):", "    for r in range(ids.shape[0]):",
+           "        q = ids[r]"]
+    out += [f"        k{w} = KEYS[q, {w}]" for w in range(lay.n_words)]
+    for v in range(task.n_vars):
+        out.append(f"        S[r, {v}] = np.int64((k{int(lay.word[v])} >> np.uint64({int(lay.shift[v])})) "
+                   f"& np.uint64({int(lay.mask[v])})) + {int(lay.lo[v])}")
+    return out + [""]
 
 
 def _network(n: int) -> list[tuple[int, int]]:

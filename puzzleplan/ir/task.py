@@ -49,6 +49,7 @@ class Task:
     views: dict[str, list[Expr]] = field(default_factory=dict)
     renderer: Callable[[Sequence[int]], str] | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    aux_slack: int | None = None   # see lang.Model.aux_bound
 
     @property
     def n_vars(self) -> int:
@@ -267,6 +268,7 @@ def ground(model: Model) -> Task:
         views=dict(model.views),
         renderer=model.renderer,
         info=dict(model.info),
+        aux_slack=model.aux_slack if any(v.aux for v in model.variables) else None,
     )
     task.validate()
     return task

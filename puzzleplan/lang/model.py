@@ -88,6 +88,7 @@ class Model:
         self.views: dict[str, list[Expr]] = {}
         self.renderer: Callable[[Sequence[int]], str] | None = None
         self.info: dict[str, Any] = {}
+        self.aux_slack: int | None = None
 
     # variables ------------------------------------------------------------
     def var(self, name: str, lo: int, hi: int, init: int, aux: bool = False) -> Expr:
@@ -141,6 +142,18 @@ class Model:
             objs.append(tuple(idx))
         if len(objs) > 1:
             self.groups.append(objs)
+
+    def aux_bound(self, slack: int) -> None:
+        """Declare: two states equal but for their aux variables have optimal costs-to-go within ``slack``.
+
+        True of a "last piece moved" memory that only makes a continuation free
+        (``slack=1``: after one step both states agree again).  Breadth-first
+        search then drops a state whose configuration was already reached
+        ``slack`` or more cheaper -- a dominance prune that keeps the optimum.
+        """
+        if slack < 0:
+            raise ModelError("aux_bound slack must be >= 0")
+        self.aux_slack = int(slack)
 
     def view(self, name: str, exprs: Sequence[ExprLike]) -> list[Expr]:
         """A named derived quantity (e.g. an occupancy grid computed from piece positions)."""

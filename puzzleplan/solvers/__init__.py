@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..encodings.kernel import Kernel
-from . import bestfirst, bfs, idastar
+from . import bestfirst, bfs, cpsat, idastar, sat
 from .result import Limits, Result
 
 
@@ -30,6 +30,8 @@ ENGINES: dict[str, Callable[..., Result]] = {
     "ucs": _ucs,
     "astar": _astar,
     "idastar": _idastar,
+    "sat": sat.solve,
+    "cpsat": cpsat.solve,
 }
 
 DESCRIPTIONS = {
@@ -37,6 +39,8 @@ DESCRIPTIONS = {
     "ucs": "uniform-cost search with Dial buckets (exact for any non-negative integer costs)",
     "astar": "A* batched by f-buckets with the model's heuristic (blind if none), re-opening",
     "idastar": "IDA* in compiled code, linear memory (for deep sliding-tile instances)",
+    "sat": "bounded-horizon planning as SAT on one incremental pysat solver (CaDiCaL); cost via totalizer",
+    "cpsat": "the unrolled planning model on OR-Tools CP-SAT, horizon grown until feasible, cost minimised",
 }
 
 __all__ = ["DESCRIPTIONS", "ENGINES", "Limits", "Result"]

@@ -7,21 +7,93 @@ moves.  So the first layer holding a goal state gives the optimum, for
 unit and for 0/1 costs alike -- the property Hua Rong Dao's "moves" metric
 (consecutive steps of one piece are free) needs.
 
-Per layer the work is a handful of compiled calls over whole arrays, never a
-Python loop over states: narrow frontiers over hundreds of layers stay cheap.
+With the compiled kernel one batch (decode, goal test, expand, canonicalise,
+pack, insert) is a single compiled call, so narrow frontiers over hundreds of
+layers cost microseconds of Python each.  With the numpy kernel the same
+algorithm runs as whole-array numpy steps.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..encodings.kernel import Kernel
+from ..encodings.compiled import register_driver
+from ..encodings.hashset import insert_new, visit_config
+from ..encodings.kernel import CompiledKernel, DomainError, Kernel
 from ..lang.errors import OptionError
 from .plan import chain, concretise
 from .result import Clock, Limits, Result
 from .visited import Growable, StateTable
 
 CHUNK = 1 << 16
+OUT_ROWS = 1 << 13
+BUDGET = 1 << 16   # states expanded between two looks at the clock
+
+
+class _Search:
+    """State shared by both batch implementations: table, parents, counters, limits."""
+
+    def __init__(self, kernel: Kernel, limits: Limits, enumerate_all: bool):
+        self.kernel = kernel
+        self.enumerate_all = enumerate_all
+        self.clock = Clock(limits)
+        self.table = StateTable(kernel.n_words)
+        self.parent = Growable(np.int64, -1)
+        self.action = Growable(np.int64, -1)
+        self.expanded = 0
+        self.generated = 0
+        self.goal_id = -1
+        self.goal_cost: int | None = None
+        self.status: str | None = None
+        self.buffers: tuple[np.ndarray, ...] | None = None
+        self.extra: dict[str, int] = {}
+
+    def room(self, extra: int) -> None:
+        self.table.reserve(extra)
+        self.parent.ensure(self.table.keys.shape[0])
+        self.action.ensure(self.table.keys.shape[0])
+
+    def found(self, state_id: int, g: int) -> None:
+        self.goal_id, self.goal_cost = state_id, g
+        if not self.enumerate_all:
+            self.status = "optimal"
+
+    def note_memory(self, extra: int) -> None:
+        self.clock.note_bytes(self.table.nbytes + self.parent.a.nbytes + self.action.a.nbytes + extra)
+
+
+class _Candidates:
+    """Cost-1 successors of the current layer: keys, parent ids, actions (grown by doubling)."""
+
+    def __init__(self, n_words: int, cap: int = 1 << 12):
+        self.K = np.empty((cap, n_words), dtype=np.uint64)
+        self.P = np.empty(cap, dtype=np.int64)
+        self.A = np.empty(cap, dtype=np.int64)
+        self.n = 0
+
+    def ensure(self, extra: int) -> None:
+        need = self.n + extra
+        if need <= self.K.shape[0]:
+            return
+        cap = self.K.shape[0]
+        while cap < need:
+            cap *= 2
+        for name in ("K", "P", "A"):
+            old = getattr(self, name)
+            new = np.empty((cap, *old.shape[1:]), dtype=old.dtype)
+            new[: self.n] = old[: self.n]
+            setattr(self, name, new)
+
+    def add(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
+        self.ensure(len(K))
+        self.K[self.n: self.n + len(K)] = K
+        self.P[self.n: self.n + len(K)] = P
+        self.A[self.n: self.n + len(K)] = A
+        self.n += len(K)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.K.nbytes + self.P.nbytes + self.A.nbytes)
 
 
 def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result:
@@ -29,89 +101,295 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
     if task.cost_kind == "general":
         raise OptionError("engine bfs is exact for unit and 0/1 action costs only; "
                           "this model has larger costs: use ucs or astar")
-    clock = Clock(limits)
-    table = StateTable(kernel.n_words)
-    parent = Growable(np.int64, -1)
-    action = Growable(np.int64, -1)
-    root_ids, _ = table.insert(kernel.canon_pack(kernel.init_state()))
+    if isinstance(kernel, CompiledKernel):
+        _warm(kernel)  # compile the driver before the clock starts: search time excludes start-up
+    run = _Search(kernel, limits, enumerate_all)
+    root_ids, _ = run.table.insert(kernel.canon_pack(kernel.init_state()))
+    if isinstance(kernel, CompiledKernel):
+        return _result(run, _run_compiled(run, int(root_ids[0])))
+    batch = _numpy_batch
     frontier = root_ids
     layers: list[int] = []
-    expanded = generated = 0
-    goal_id = -1
-    goal_cost: int | None = None
+    cand = _Candidates(kernel.n_words)
     g = 0
-    status = None
-
-    def remember(ids: np.ndarray, new: np.ndarray, par: np.ndarray, act: np.ndarray) -> np.ndarray:
-        fresh = ids[new]
-        parent.ensure(table.size)
-        action.ensure(table.size)
-        parent.a[fresh] = par[new]
-        action.a[fresh] = act[new]
-        return fresh
-
-    while frontier.size and status is None:
+    while frontier.size and run.status is None:
         layer_size = frontier.size
         work = frontier
-        cand_k, cand_p, cand_a = [], [], []
-        while work.size and status is None:
-            nxt: list[np.ndarray] = []
+        cand.n = 0
+        while work.size and run.status is None:
+            fresh: list[np.ndarray] = []
             for lo in range(0, work.size, CHUNK):
-                part = work[lo: lo + CHUNK]
-                S = kernel.unpack(table.keys[part])
-                if goal_cost is None:
-                    hit = np.flatnonzero(kernel.goal(S))
-                    if hit.size:
-                        goal_id, goal_cost = int(part[hit[0]]), g
-                        if not enumerate_all:
-                            status = "optimal"
-                            break
-                if clock.out_of_time() or clock.too_many(table.size):
-                    status = "limit"
+                if run.clock.out_of_time() or run.clock.too_many(run.table.size):
+                    run.status = "limit"
                     break
-                succ, par, act = kernel.expand(S)
-                expanded += part.size
-                generated += succ.shape[0]
-                K = kernel.canon_pack(succ)
-                zero = kernel.costs[act] == 0
-                if zero.any():
-                    ids, new = table.insert(K[zero])
-                    fresh = remember(ids, new, part[par[zero]], act[zero])
-                    nxt.append(fresh)
-                one = ~zero
-                cand_k.append(K[one])
-                cand_p.append(part[par[one]])
-                cand_a.append(act[one])
-                clock.note_bytes(table.nbytes + parent.a.nbytes + action.a.nbytes
-                                 + sum(k.nbytes for k in cand_k) + succ.nbytes)
-            else:
-                work = np.concatenate(nxt) if nxt else np.zeros(0, dtype=np.int64)
-                layer_size += work.size
-                continue
-            break
-        if status is not None:
+                fresh.append(batch(run, work[lo: lo + CHUNK], g, cand))
+                if run.status is not None:
+                    break
+            work = np.concatenate(fresh) if fresh else np.zeros(0, dtype=np.int64)
+            layer_size += work.size
+        if run.status is not None:
             break
         layers.append(layer_size)
-        if cand_k:
-            ids, new = table.insert(np.concatenate(cand_k))
-            frontier = remember(ids, new, np.concatenate(cand_p), np.concatenate(cand_a))
-        else:
-            frontier = np.zeros(0, dtype=np.int64)
+        run.room(cand.n)
+        new = np.empty(cand.n, dtype=np.int64)
+        size, count = insert_new(run.table.slots, run.table.keys, run.table.size, cand.K, cand.n,
+                                 cand.P, cand.A, run.parent.a, run.action.a, new)
+        run.table.size = size
+        run.note_memory(cand.nbytes)
+        frontier = new[:count]
         g += 1
+    return _result(run, layers)
 
-    stats = dict(expanded=expanded, generated=generated, states=table.size, layers=layers)
-    if enumerate_all and status is None:
+
+# The whole layered 0-1 BFS as one compiled loop, compiled into each task's kernel module (see
+# encodings.compiled.register_driver).  WORK holds the current layer, in order, and grows at its end
+# as zero-cost successors join the layer; cost-1 successors wait in CK/CP/CA until the layer is
+# closed.  It returns to Python only to grow arrays (3), to let the clock be read (4), on a goal (1),
+# when the reachable states are exhausted (0), or on a domain violation (2).
+# With an aux_bound declared (and not enumerating), states whose configuration was reached `slack`
+# or more cheaper are dropped (the dominance prune of lang.Model.aux_bound).
+#   st: 0 wpos, 1 wend, 2 g, 3 size, 4 n candidates, 5 expanded, 6 generated, 7 goal id, 8 goal cost,
+#       9 enumerate?, 10 n layers, 11 bad successor row, 12 its action, 13 slack (-1 none),
+#       14 configurations stored, 15 pruned
+_BFS_RUN = """
+@njit(cache=True)
+def bfs_run(st, KEYS, SLOTS, PARENT, ACTION, COSTS, TABS, LO, HI,
+            WORK, NEXT, CK, CP, CA, LAYERS, S, G, OUT, PAR, ACT, K, budget,
+            CKEYS, CSLOTS, CDIST, CM, SCR):
+    W = KEYS.shape[1]
+    rows = OUT.shape[0]
+    slice_n = max(1, rows // N_ACTIONS)
+    done = 0
+    while True:
+        wpos = st[0]
+        wend = st[1]
+        if wpos >= wend:
+            nc = st[4]
+            if (st[10] >= LAYERS.shape[0] or st[3] + nc > KEYS.shape[0]
+                    or nc > NEXT.shape[0] or nc > WORK.shape[0]
+                    or (st[13] >= 0 and st[14] + nc > CKEYS.shape[0])):
+                return 3
+            LAYERS[st[10]] = wend
+            st[10] += 1
+            size = st[3]
+            cnt = 0
+            for r in range(nc):
+                if st[13] >= 0:
+                    pruned, st[14] = visit_config(CSLOTS, CKEYS, st[14], CK, r, CM, CDIST, st[2] + 1,
+                                                  st[13], SCR)
+                    if pruned:
+                        st[15] += 1
+                        continue
+                sid, new, size = insert_one(SLOTS, KEYS, size, CK, r)
+                if new:
+                    PARENT[sid] = CP[r]
+                    ACTION[sid] = CA[r]
+                    NEXT[cnt] = sid
+                    cnt += 1
+            st[3] = size
+            st[4] = 0
+            if cnt == 0:
+                return 0
+            for r in range(cnt):
+                WORK[r] = NEXT[r]
+            st[0] = 0
+            st[1] = cnt
+            st[2] += 1
+            continue
+        if done >= budget:
+            return 4
+        if (st[3] + rows > KEYS.shape[0] or st[4] + rows > CK.shape[0] or wend + rows > WORK.shape[0]
+                or (st[13] >= 0 and st[14] + rows > CKEYS.shape[0])):
+            return 3
+        hi = min(wend, wpos + slice_n)
+        n = hi - wpos
+        unpack_rows(KEYS, WORK[wpos:hi], S)
+        if st[7] < 0:
+            goal(S[:n], G, TABS)
+            for r in range(n):
+                if G[r]:
+                    st[7] = WORK[wpos + r]
+                    st[8] = st[2]
+                    break
+            if st[7] >= 0 and st[9] == 0:
+                return 1
+        m, nxt = expand(S[:n], 0, OUT, PAR, ACT, TABS, LO, HI)
+        if m < 0:
+            st[11] = -1 - m
+            st[12] = ACT[-1 - m]
+            return 2
+        canon_pack(OUT[:m], K)
+        size = st[3]
+        nc = st[4]
+        for r in range(m):
+            a = ACT[r]
+            p = WORK[wpos + PAR[r]]
+            if COSTS[a] == 0:
+                if st[13] >= 0:
+                    pruned, st[14] = visit_config(CSLOTS, CKEYS, st[14], K, r, CM, CDIST, st[2], st[13], SCR)
+                    if pruned:
+                        st[15] += 1
+                        continue
+                sid, new, size = insert_one(SLOTS, KEYS, size, K, r)
+                if new:
+                    PARENT[sid] = p
+                    ACTION[sid] = a
+                    WORK[wend] = sid
+                    wend += 1
+            else:
+                for w in range(W):
+                    CK[nc, w] = K[r, w]
+                CP[nc] = p
+                CA[nc] = a
+                nc += 1
+        st[3] = size
+        st[4] = nc
+        st[0] = hi
+        st[1] = wend
+        st[5] += n
+        st[6] += m
+        done += n
+"""
+register_driver("bfs_run", _BFS_RUN)
+
+
+def _grow(a: np.ndarray, need: int, keep: int) -> np.ndarray:
+    if need <= a.shape[0]:
+        return a
+    cap = a.shape[0]
+    while cap < need:
+        cap *= 2
+    b = np.empty((cap, *a.shape[1:]), dtype=a.dtype)
+    b[:keep] = a[:keep]
+    return b
+
+
+def _warm(k: CompiledKernel) -> None:
+    """Call ``bfs_run`` once with a zero budget: numba compiles it (or loads it from disk) now."""
+    V, W = k.n_vars, k.n_words
+    i1, u2 = np.zeros(4, dtype=np.int64), np.zeros((4, W), dtype=np.uint64)
+    st = np.zeros(16, dtype=np.int64)
+    st[1] = 1
+    k._mod.bfs_run(st, u2, np.full(8, -1, dtype=np.int64), i1, i1, k.costs, k._tabs, k._lo, k._hi,
+                   i1, i1, u2, i1, i1, i1, np.zeros((4, V), dtype=np.int64), np.zeros(4, dtype=np.bool_),
+                   np.zeros((4, V), dtype=np.int64), i1, i1, u2, 0, u2, np.full(8, -1, dtype=np.int64), i1,
+                   np.zeros(W, dtype=np.uint64), np.zeros((1, W), dtype=np.uint64))
+
+
+def _run_compiled(run: _Search, root: int) -> list[int]:
+    """Drive ``bfs_run``: grow arrays when it asks, read the clock between slices."""
+    k: CompiledKernel = run.kernel  # type: ignore[assignment]
+    mod = k._mod
+    rows = max(OUT_ROWS, 2 * mod.N_ACTIONS)
+    V, W = k.n_vars, k.n_words
+    cap = 1 << 12
+    WORK = np.empty(cap, dtype=np.int64)
+    WORK[0] = root
+    NEXT = np.empty(cap, dtype=np.int64)
+    CK = np.empty((cap, W), dtype=np.uint64)
+    CP = np.empty(cap, dtype=np.int64)
+    CA = np.empty(cap, dtype=np.int64)
+    LAYERS = np.empty(256, dtype=np.int64)
+    S = np.empty((rows, V), dtype=np.int64)
+    G = np.empty(rows, dtype=np.bool_)
+    OUT = np.empty((rows, V), dtype=np.int64)
+    PAR = np.empty(rows, dtype=np.int64)
+    ACT = np.empty(rows, dtype=np.int64)
+    K = np.empty((rows, W), dtype=np.uint64)
+    st = np.zeros(16, dtype=np.int64)
+    slack = k.task.aux_slack
+    prune = slack is not None and not run.enumerate_all
+    st[1], st[3], st[7], st[9] = 1, run.table.size, -1, int(run.enumerate_all)
+    st[13] = slack if prune else -1
+    configs = StateTable(W, 1 << 12 if prune else 16)
+    cdist = Growable(np.int64, 0)
+    CM = k.layout.config_mask
+    SCR = np.empty((1, W), dtype=np.uint64)
+    if prune:
+        cdist.ensure(configs.keys.shape[0])
+        _, st[14] = visit_config(configs.slots, configs.keys, 0, run.table.keys, 0, CM, cdist.a, 0, 0, SCR)
+    run.room(rows)
+    while True:
+        code = mod.bfs_run(st, run.table.keys, run.table.slots, run.parent.a, run.action.a, k.costs,
+                           k._tabs, k._lo, k._hi, WORK, NEXT, CK, CP, CA, LAYERS, S, G, OUT, PAR, ACT, K,
+                           BUDGET, configs.keys, configs.slots, cdist.a, CM, SCR)
+        run.table.size = int(st[3])
+        configs.size = int(st[14])
+        run.note_memory(WORK.nbytes + NEXT.nbytes + CK.nbytes + CP.nbytes + CA.nbytes)
+        if code == 3:
+            nc, wend = int(st[4]), int(st[1])
+            run.room(max(rows, nc))
+            CK = _grow(CK, nc + rows, nc)
+            CP = _grow(CP, nc + rows, nc)
+            CA = _grow(CA, nc + rows, nc)
+            WORK = _grow(WORK, max(wend, nc) + rows, wend)
+            NEXT = _grow(NEXT, max(nc, wend) + rows, 0)
+            LAYERS = _grow(LAYERS, int(st[10]) + 256, int(st[10]))
+            if prune:
+                configs.reserve(max(rows, nc))
+                cdist.ensure(configs.keys.shape[0])
+            continue
+        if code == 4:
+            if run.clock.out_of_time() or run.clock.too_many(run.table.size):
+                run.status = "limit"
+                break
+            continue
+        if code == 2:
+            act = k.task.actions[int(st[12])]
+            raise DomainError(f"action {act.label} leads outside a variable's domain")
+        break
+    run.expanded, run.generated = int(st[5]), int(st[6])
+    if prune:
+        run.extra["pruned_by_aux_bound"] = int(st[15])
+    if st[7] >= 0 and run.status is None:
+        run.found(int(st[7]), int(st[8]))
+    return [int(x) for x in LAYERS[: int(st[10])]]
+
+
+def _numpy_batch(run: _Search, part: np.ndarray, g: int, cand: _Candidates) -> np.ndarray:
+    """The same batch as whole-array numpy steps (kernel 'numpy')."""
+    k = run.kernel
+    S = k.unpack(run.table.keys[part])
+    if run.goal_cost is None:
+        hit = np.flatnonzero(k.goal(S))
+        if hit.size:
+            run.found(int(part[hit[0]]), g)
+            if run.status is not None:
+                return np.zeros(0, dtype=np.int64)
+    succ, par, act = k.expand(S)
+    run.expanded += part.size
+    run.generated += succ.shape[0]
+    K = k.canon_pack(succ)
+    zero = k.costs[act] == 0
+    fresh = np.zeros(0, dtype=np.int64)
+    if zero.any():
+        ids, new = run.table.insert(K[zero])
+        run.room(0)
+        fresh = ids[new]
+        run.parent.a[fresh] = part[par[zero]][new]
+        run.action.a[fresh] = act[zero][new]
+    one = ~zero
+    cand.add(K[one], part[par[one]], act[one])
+    run.note_memory(cand.nbytes + succ.nbytes)
+    return fresh
+
+
+def _result(run: _Search, layers: list[int]) -> Result:
+    kernel, table = run.kernel, run.table
+    stats = dict(expanded=run.expanded, generated=run.generated, states=table.size, layers=layers,
+                 **run.extra)
+    if run.enumerate_all and run.status is None:
         stats["reachable"] = table.size
         stats["configurations"] = _configurations(kernel, table)
-    result = Result(status or ("optimal" if goal_cost is not None else "unsolvable"), "bfs",
-                    stats=clock.stats(**stats))
-    if goal_cost is not None and result.status != "limit":
-        ids, acts = chain(parent.a, action.a, goal_id)
+    status = run.status or ("optimal" if run.goal_cost is not None else "unsolvable")
+    result = Result(status, "bfs", stats=run.clock.stats(**stats))
+    if run.goal_cost is not None and status != "limit":
+        ids, acts = chain(run.parent.a, run.action.a, run.goal_id)
         result.plan = concretise(kernel, table.keys[np.array(ids)], acts)
-        result.cost = goal_cost
+        result.cost = run.goal_cost
         result.status = "optimal"
         result.proof = "bfs layers (exhaustive below the optimum)"
-    elif result.status == "unsolvable":
+    elif status == "unsolvable":
         result.proof = "reachable states exhausted"
     return result
 

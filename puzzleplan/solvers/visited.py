@@ -8,83 +8,11 @@ in compiled code, never as Python objects.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from ..encodings.hashset import insert_rows, lookup_rows, rehash
+
 _EMPTY = -1
-
-
-@nb.njit(cache=True)
-def _hash(K, i, W):  # pragma: no cover - compiled
-    h = np.uint64(0x9E3779B97F4A7C15)
-    for w in range(W):
-        h ^= K[i, w]
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(31)
-    return h
-
-
-@nb.njit(cache=True)
-def _insert(slots, keys, size, K, ids, new):  # pragma: no cover - compiled
-    """Insert rows of K; ids[i] = id of the row's state, new[i] = whether it was absent."""
-    W = K.shape[1]
-    mask = np.uint64(slots.shape[0] - 1)
-    for i in range(K.shape[0]):
-        s = _hash(K, i, W) & mask
-        while True:
-            sid = slots[s]
-            if sid == -1:
-                slots[s] = size
-                for w in range(W):
-                    keys[size, w] = K[i, w]
-                ids[i] = size
-                new[i] = True
-                size += 1
-                break
-            same = True
-            for w in range(W):
-                if keys[sid, w] != K[i, w]:
-                    same = False
-                    break
-            if same:
-                ids[i] = sid
-                new[i] = False
-                break
-            s = (s + np.uint64(1)) & mask
-    return size
-
-
-@nb.njit(cache=True)
-def _lookup(slots, keys, K, ids):  # pragma: no cover - compiled
-    W = K.shape[1]
-    mask = np.uint64(slots.shape[0] - 1)
-    for i in range(K.shape[0]):
-        s = _hash(K, i, W) & mask
-        ids[i] = -1
-        while True:
-            sid = slots[s]
-            if sid == -1:
-                break
-            same = True
-            for w in range(W):
-                if keys[sid, w] != K[i, w]:
-                    same = False
-                    break
-            if same:
-                ids[i] = sid
-                break
-            s = (s + np.uint64(1)) & mask
-
-
-@nb.njit(cache=True)
-def _rehash(slots, keys, size):  # pragma: no cover - compiled
-    W = keys.shape[1]
-    mask = np.uint64(slots.shape[0] - 1)
-    for sid in range(size):
-        s = _hash(keys, sid, W) & mask
-        while slots[s] != -1:
-            s = (s + np.uint64(1)) & mask
-        slots[s] = sid
 
 
 class StateTable:
@@ -97,7 +25,7 @@ class StateTable:
         self.slots = np.full(2 * cap, _EMPTY, dtype=np.int64)
         self.size = 0
 
-    def _reserve(self, extra: int) -> None:
+    def reserve(self, extra: int) -> None:
         need = self.size + extra
         if need <= self.keys.shape[0]:
             return
@@ -108,22 +36,22 @@ class StateTable:
         keys[: self.size] = self.keys[: self.size]
         self.keys = keys
         self.slots = np.full(2 * cap, _EMPTY, dtype=np.int64)
-        _rehash(self.slots, self.keys, self.size)
+        rehash(self.slots, self.keys, self.size)
 
     def insert(self, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ids, new) for each key row; duplicates inside K get one id, the first marked new."""
         n = K.shape[0]
-        self._reserve(n)
+        self.reserve(n)
         ids = np.empty(n, dtype=np.int64)
         new = np.empty(n, dtype=np.bool_)
         if n:
-            self.size = _insert(self.slots, self.keys, self.size, np.ascontiguousarray(K), ids, new)
+            self.size = insert_rows(self.slots, self.keys, self.size, np.ascontiguousarray(K), ids, new)
         return ids, new
 
     def lookup(self, K: np.ndarray) -> np.ndarray:
         ids = np.empty(K.shape[0], dtype=np.int64)
         if K.shape[0]:
-            _lookup(self.slots, self.keys, np.ascontiguousarray(K), ids)
+            lookup_rows(self.slots, self.keys, np.ascontiguousarray(K), ids)
         return ids
 
     @property

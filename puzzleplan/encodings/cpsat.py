@@ -1,0 +1,555 @@
+"""Grounded task -> an OR-Tools CP-SAT model unrolled over a fixed horizon ``T``.
+
+The same bounded planning problem as :mod:`puzzleplan.encodings.sat`
+(Kautz & Selman 1992/1996: a state copy per step, a choice of exactly one
+of {actions..., noop} per step, guards, effects and explanatory frame
+axioms), posted as a constraint model instead of clauses.
+
+Representation, and why: **one integer variable per (state variable, step)**,
+with the exact domain the relaxed value-set reachability analysis gives for
+that step (a sparse :class:`Domain`), rather than our own one-hot booleans.
+CP-SAT builds value literals for small domains itself (its "full encoding")
+and keeps an order encoding next to them, so comparisons, sums and the
+heuristic's linear bounds get integer reasoning (bounds propagation, LP
+relaxation) that a one-hot model would hide; arithmetic needs no
+enumeration (``add``/``sub`` are linear expressions, ``mul``/``//``/``%``/
+``abs``/``min``/``max`` map to CP-SAT's own constraints), which keeps the
+model small where the CNF encoder has to enumerate value pairs.  A second,
+structurally different encoding of the same IR is also what makes the
+cross-check between the ``sat`` and ``cpsat`` engines worth something.
+
+Expressions (cached per ``(node, t)``):
+
+* a node that depends on a single state variable is compiled, whatever
+  its shape, to a function of that variable: a boolean becomes a literal
+  ``b <-> x in S`` (``AddLinearExpressionInDomain`` both ways), an integer
+  an ``AddElement`` over the variable's domain -- the common case of guards
+  and views (table lookups, ``x == c``);
+* otherwise: linear expressions, reified linear comparisons
+  (``OnlyEnforceIf(b)`` / ``OnlyEnforceIf(~b)``), ``AddBoolOr``/
+  ``AddBoolAnd`` for connectives, ``AddElement`` for ``table``/``element``
+  (total: out-of-range positions take the default), two enforced
+  equalities for ``ite``;
+* top-level conjunctions of guards and the goal are posted directly with
+  enforcement literals, without reifying them.
+
+Effects: ``x[v,t+1] == value_t`` enforced by the action literal (and the
+effect's condition, and the negations of later conditional writes of the
+same variable: later writes win).  Frame: ``x[v,t+1] == x[v,t]`` enforced
+when no action that may write ``v`` fires.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from ..ir.task import Task
+from ..lang.errors import ModelError
+from ..lang.expr import BOOL, Expr, walk
+from .sat import Invariants, canonical, concretise, symmetry_groups
+
+_CMP: dict[str, Callable[[int, int], bool]] = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+}
+_NEG = {"eq": "ne", "ne": "eq", "lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
+_BIN: dict[str, Callable[[int, int], int]] = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "min": min, "max": max,
+}
+
+
+class CpEncodingError(ModelError):
+    """An expression whose value sets are too large to post."""
+
+
+# ---------------------------------------------------------------------- value sets
+def node_values(e: Expr, var_sets: Sequence[frozenset[int]], memo: dict[int, frozenset[int]],
+                limit: int = 100_000) -> frozenset[int]:
+    """The values ``e`` can take when each variable ranges over its set (booleans as 0/1)."""
+    for n in walk([e]):
+        if id(n) not in memo:
+            memo[id(n)] = _values(n, [memo[id(a)] for a in n.args], var_sets, limit)
+    return memo[id(e)]
+
+
+def _values(n: Expr, a: list[frozenset[int]], vs: Sequence[frozenset[int]], limit: int) -> frozenset[int]:
+    op = n.op
+    if op == "const":
+        return frozenset((int(n.val),))  # type: ignore[arg-type]
+    if op == "var":
+        return vs[n.val]  # type: ignore[index]
+    if op == "toint":
+        return a[0]
+    if op == "not":
+        return frozenset(1 - x for x in a[0])
+    if op in ("and", "or"):
+        absorb = int(op == "or")  # the value that decides: True for or, False for and
+        out = {absorb} if any(absorb in s for s in a) else set()
+        if all(1 - absorb in s for s in a):
+            out.add(1 - absorb)
+        return frozenset(out)
+    if op in ("ite_int", "ite_bool"):
+        out: set[int] = set()
+        if 1 in a[0]:
+            out |= a[1]
+        if 0 in a[0]:
+            out |= a[2]
+        return frozenset(out)
+    if op == "table":
+        vals: tuple[int, ...] = n.val  # type: ignore[assignment]
+        out = set()
+        for i in a[0]:
+            if 0 <= i < len(vals):
+                out.add(vals[i])
+            else:
+                out |= a[1]
+        return frozenset(out)
+    if op == "element":
+        items = a[2:]
+        out = set()
+        for i in a[0]:
+            out |= items[i] if 0 <= i < len(items) else a[1]
+        return frozenset(out)
+    if op == "abs":
+        return frozenset(abs(x) for x in a[0])
+    if op in _CMP:
+        f = _CMP[op]
+        return _pairs(a[0], a[1], lambda x, y: int(f(x, y)), limit, (0, 1))
+    if op in _BIN:
+        f = _BIN[op]
+        acc = a[0]
+        for s in a[1:]:
+            lo_hi = _interval(f, acc, s)
+            acc = _pairs(acc, s, f, limit, lo_hi)
+        return acc
+    raise CpEncodingError(f"CP-SAT encoding: no rule for expression op {op!r}")
+
+
+def _interval(f: Callable[[int, int], int], a: frozenset[int], b: frozenset[int]) -> tuple[int, int]:
+    c = [f(x, y) for x in (min(a), max(a)) for y in (min(b), max(b))]
+    return min(c), max(c)
+
+
+def _pairs(a: frozenset[int], b: frozenset[int], f: Callable[[int, int], int], limit: int,
+           fallback: tuple[int, int]) -> frozenset[int]:
+    if len(a) * len(b) > limit:
+        lo, hi = fallback
+        if hi - lo > limit:
+            raise CpEncodingError(f"an expression's value range {lo}..{hi} is too large to post")
+        return frozenset(range(lo, hi + 1))
+    return frozenset(f(x, y) for x in a for y in b)
+
+
+def conjuncts(e: Expr) -> list[Expr]:
+    return list(e.args) if e.op == "and" else [e]
+
+
+def reachable_sets(task: Task, horizon: int, groups: Sequence[Sequence[int]] = (),
+                   start: Sequence[int] | None = None) -> list[list[frozenset[int]]]:
+    """Per step ``0..horizon``, each variable's value set in the relaxed (value-set) reachability.
+
+    ``groups``: interchangeable variables share one set per step (their values get permuted).
+    """
+    layers = [[frozenset((x,)) for x in (task.init if start is None else start)]]
+    for _ in range(horizon):
+        cur = layers[-1]
+        memo: dict[int, frozenset[int]] = {}
+        nxt = [set(s) for s in cur]
+        for a in task.actions:
+            if 1 not in node_values(a.guard, cur, memo):
+                continue
+            for eff in a.effects:
+                if eff.cond is not None and 1 not in node_values(eff.cond, cur, memo):
+                    continue
+                info = task.variables[eff.var]
+                nxt[eff.var].update(x for x in node_values(eff.value, cur, memo) if info.lo <= x <= info.hi)
+        for g in groups:
+            union = set().union(*(nxt[v] for v in g))
+            for v in g:
+                nxt[v] = union
+        new = [frozenset(s) for s in nxt]
+        layers.append(new)
+        if new == cur:  # fixpoint: every later layer is the same
+            while len(layers) <= horizon:
+                layers.append(new)
+            break
+    return layers
+
+
+# ---------------------------------------------------------------------- the model
+Lit = Any      # a cp_model literal (BoolVar or its negation) or a Python bool
+IntX = Any     # an int, an IntVar or a linear expression
+
+
+class CpPlan:
+    """CP-SAT model of "a plan of at most ``horizon`` steps reaches the goal".
+
+    ``exact``: no noop at the last step (so exactly ``horizon`` actions, used when the
+    horizon grows one step at a time).  ``h_bound``: post ``h(s_t) <= horizon - t`` (valid
+    for unit costs with an admissible heuristic).  ``objective``: minimise the plan cost.
+    """
+
+    def __init__(self, task: Task, horizon: int, *, exact: bool = False, h_bound: bool = False,
+                 objective: bool = True, limit: int = 100_000, symmetry: bool = True,
+                 invariants: Invariants | None = None):
+        self.task = task
+        self.T = horizon
+        self.limit = limit
+        self.m = cp_model.CpModel()
+        self.groups = symmetry_groups(task) if symmetry else []
+        self.invariants = invariants or {}
+        self.start = canonical(self.groups, task.init)
+        self.sets = reachable_sets(task, horizon, self.groups, self.start)
+        self._memo: list[dict[int, frozenset[int]]] = [{} for _ in range(horizon + 1)]
+        self._cache: dict[tuple[int, int], Any] = {}
+        self._single: dict[int, int | None] = {}
+        self.infeasible = False
+        self.x: list[list[IntX]] = []
+        for t in range(horizon + 1):
+            row: list[IntX] = []
+            for v, s in enumerate(self.sets[t]):
+                if len(s) == 1:
+                    row.append(next(iter(s)))
+                else:
+                    row.append(self.m.new_int_var_from_domain(
+                        cp_model.Domain.FromValues(sorted(s)), f"x{v}_{t}"))
+            self.x.append(row)
+        # labelled successors of interchangeable objects, sorted into x (see _sort)
+        grouped = {v for g in self.groups for v in g}
+        self.post: list[list[IntX]] = [list(row) for row in self.x]
+        for t in range(1, horizon + 1):
+            for v in grouped:
+                s = self.sets[t][v]
+                if len(s) > 1:
+                    self.post[t][v] = self.m.new_int_var_from_domain(
+                        cp_model.Domain.FromValues(sorted(s)), f"y{v}_{t}")
+        for t in range(horizon + 1):
+            self._post_invariants(self.x[t])
+            if t and grouped:
+                self._post_invariants(self.post[t], grouped)
+                for g in self.groups:
+                    self._sort([self.post[t][v] for v in g], [self.x[t][v] for v in g])
+        self.acts: list[dict[int, Any]] = []
+        self.noops: list[Any] = []
+        for t in range(horizon):
+            self._step(t)
+        for t in range(1, horizon):
+            self.m.add_implication(self.noops[t - 1], self.noops[t])  # noops only at the end
+        if exact and horizon > 0:
+            self.m.add(self.noops[horizon - 1] == 0)
+        if h_bound and task.heuristic is not None:
+            for t in range(horizon + 1):
+                h, _ = self.integer(task.heuristic, t)
+                self.m.add(h <= horizon - t)
+        self.enforce(task.goal, horizon, [])
+        self.cost = sum(task.actions[k].cost * lit for t in range(horizon)
+                        for k, lit in self.acts[t].items() if task.actions[k].cost)
+        if objective and not isinstance(self.cost, int):
+            self.m.minimize(self.cost)
+
+    # ------------------------------------------------------------------ helpers
+    def _post_invariants(self, row: list[IntX], only: set[int] | None = None) -> None:
+        for (v, w), pairs in self.invariants.items():
+            if only is not None and v not in only and w not in only:
+                continue
+            xv, xw = row[v], row[w]
+            if isinstance(xv, int) and isinstance(xw, int):
+                continue
+            self.m.add_forbidden_assignments([xv, xw], sorted(pairs))
+
+    def _sort(self, objs: list[IntX], slots: list[IntX]) -> None:
+        """``slots`` = the values of ``objs`` in non-decreasing order (a permutation and an order)."""
+        m = len(objs)
+        for a, b in zip(slots, slots[1:]):
+            if not (isinstance(a, int) and isinstance(b, int)):
+                self.m.add(a <= b)
+        perm = [self.m.new_int_var(0, m - 1, "") for _ in objs]
+        self.m.add_all_different(perm)
+        for p, x in zip(perm, slots):
+            self.m.add_element(p, objs, x)
+
+    def values(self, e: Expr, t: int) -> frozenset[int]:
+        return node_values(e, self.sets[t], self._memo[t], self.limit)
+
+    def _single_var(self, e: Expr) -> int | None:
+        """The one state variable ``e`` depends on, if exactly one (else None)."""
+        key = id(e)
+        if key not in self._single:
+            vs = {n.val for n in walk([e]) if n.op == "var"}
+            self._single[key] = next(iter(vs)) if len(vs) == 1 else None  # type: ignore[assignment]
+        return self._single[key]
+
+    def _new_int(self, values: frozenset[int], name: str = "") -> Any:
+        return self.m.new_int_var_from_domain(cp_model.Domain.FromValues(sorted(values)), name)
+
+    def _fix(self, x: IntX, values: frozenset[int]) -> IntX:
+        """An int or a single variable equal to ``x`` (for constraints wanting variables)."""
+        if isinstance(x, int) or len(values) == 1:
+            return x if isinstance(x, int) else next(iter(values))
+        if isinstance(x, cp_model.IntVar):
+            return x
+        y = self._new_int(values)
+        self.m.add(y == x)
+        return y
+
+    @staticmethod
+    def neg(lit: Lit) -> Lit:
+        return (not lit) if isinstance(lit, bool) else ~lit
+
+    # ------------------------------------------------------------------ expressions
+    def boolean(self, e: Expr, t: int) -> Lit:
+        return self._post(e, t)
+
+    def integer(self, e: Expr, t: int) -> tuple[IntX, frozenset[int]]:
+        return self._post(e, t), self.values(e, t)
+
+    def _post(self, e: Expr, t: int) -> Any:
+        key = (id(e), t)
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        vals = self.values(e, t)
+        if len(vals) == 1:  # constant at this step
+            c = next(iter(vals))
+            r: Any = bool(c) if e.kind == BOOL else c
+        elif e.op == "var":
+            r = self.x[t][e.val]  # type: ignore[index]
+        elif (v := self._single_var(e)) is not None:
+            r = self._unary(e, v, t, vals)
+        else:
+            r = self._node(e, t, vals)
+        self._cache[key] = r
+        return r
+
+    def _unary(self, e: Expr, v: int, t: int, vals: frozenset[int]) -> Any:
+        """``e`` as a function of the single variable ``v`` (tabulated over v's domain at ``t``)."""
+        dom = sorted(self.sets[t][v])
+        vs = [frozenset() for _ in self.sets[t]]
+        table = {}
+        for d in dom:
+            vs[v] = frozenset((d,))
+            (val,) = node_values(e, vs, {}, self.limit)
+            table[d] = val
+        x = self.x[t][v]
+        if e.kind == BOOL:
+            yes = [d for d in dom if table[d]]
+            no = [d for d in dom if not table[d]]
+            b = self.m.new_bool_var("")
+            self.m.add_linear_expression_in_domain(x, cp_model.Domain.FromValues(yes)).only_enforce_if(b)
+            self.m.add_linear_expression_in_domain(x, cp_model.Domain.FromValues(no)).only_enforce_if(~b)
+            return b
+        lo, hi = dom[0], dom[-1]
+        if hi - lo + 1 > self.limit:
+            raise CpEncodingError(f"a lookup over {hi - lo + 1} index values is too large to post")
+        fill = table[dom[0]]
+        y = self._new_int(vals)
+        self.m.add_element(x - lo, [table.get(i, fill) for i in range(lo, hi + 1)], y)
+        return y
+
+    def _node(self, e: Expr, t: int, vals: frozenset[int]) -> Any:
+        op = e.op
+        m = self.m
+        args = [self._post(a, t) for a in e.args]
+        if op == "not":
+            return self.neg(args[0])
+        if op == "toint":
+            return args[0]
+        if op in ("and", "or"):
+            live = [a for a in args if not isinstance(a, bool)]
+            b = m.new_bool_var("")
+            if op == "and":
+                m.add_bool_and(live).only_enforce_if(b)
+                m.add_bool_or([self.neg(a) for a in live]).only_enforce_if(~b)
+            else:
+                m.add_bool_or(live).only_enforce_if(b)
+                m.add_bool_and([self.neg(a) for a in live]).only_enforce_if(~b)
+            return b
+        if op in _CMP:
+            b = m.new_bool_var("")
+            m.add(_linear_cmp(op, args[0], args[1])).only_enforce_if(b)
+            m.add(_linear_cmp(_NEG[op], args[0], args[1])).only_enforce_if(~b)
+            return b
+        if op in ("ite_int", "ite_bool"):
+            c, a, b2 = args
+            if isinstance(c, bool):
+                return a if c else b2
+            y = m.new_bool_var("") if op == "ite_bool" else self._new_int(vals)
+            m.add(y == a).only_enforce_if(c)
+            m.add(y == b2).only_enforce_if(~c)
+            return y
+        if op in ("table", "element"):
+            return self._lookup(e, args, t, vals)
+        if op == "add":
+            return sum(args[1:], args[0])
+        if op == "sub":
+            return args[0] - args[1]
+        avals = [self.values(a, t) for a in e.args]
+        if op == "mul":
+            if isinstance(args[0], int) or isinstance(args[1], int):
+                return args[0] * args[1]
+            y = self._new_int(vals)
+            m.add_multiplication_equality(y, [self._fix(args[0], avals[0]), self._fix(args[1], avals[1])])
+            return y
+        if op in ("floordiv", "mod"):
+            d = args[1]
+            assert isinstance(d, int) and d > 0
+            lo = min(avals[0])
+            shift = d * math.ceil(-lo / d) if lo < 0 else 0  # CP-SAT truncates; Python floors
+            num = args[0] + shift
+            if op == "floordiv":
+                q = self._new_int(frozenset(x + shift // d for x in vals))
+                m.add_division_equality(q, num, d)
+                return q - shift // d
+            y = self._new_int(vals)
+            m.add_modulo_equality(y, num, d)
+            return y
+        if op == "abs":
+            y = self._new_int(vals)
+            m.add_abs_equality(y, args[0])
+            return y
+        if op in ("min", "max"):
+            y = self._new_int(vals)
+            if op == "min":
+                m.add_min_equality(y, args)
+            else:
+                m.add_max_equality(y, args)
+            return y
+        raise CpEncodingError(f"CP-SAT encoding: no rule for expression op {op!r}")
+
+    def _lookup(self, e: Expr, args: list, t: int, vals: frozenset[int]) -> Any:
+        index = args[0]
+        ivals = sorted(self.values(e.args[0], t))
+        default = args[1]
+        if e.op == "table":
+            table: tuple[int, ...] = e.val  # type: ignore[assignment]
+            n = len(table)
+
+            def item(i: int) -> Any:
+                return table[i] if 0 <= i < n else default
+        else:
+            items = args[2:]
+            n = len(items)
+
+            def item(i: int) -> Any:
+                return items[i] if 0 <= i < n else default
+        lo, hi = ivals[0], ivals[-1]
+        if hi - lo + 1 > self.limit:
+            raise CpEncodingError(f"a lookup over {hi - lo + 1} index values is too large to post")
+        present = set(ivals)
+        fill = item(ivals[0])
+        entries = [item(i) if i in present else fill for i in range(lo, hi + 1)]
+        entries = [int(x) if isinstance(x, bool) else x for x in entries]
+        y = self.m.new_bool_var("") if e.kind == BOOL else self._new_int(vals)
+        self.m.add_element(index - lo, entries, y)
+        return y
+
+    # ------------------------------------------------------------------ constraints
+    def enforce(self, e: Expr, t: int, when: list[Lit]) -> None:
+        """Post "``when`` (a conjunction of literals) implies ``e`` at step ``t``"."""
+        when = [w for w in when if w is not True]
+        if any(w is False for w in when):
+            return
+        if e.op == "and":
+            for a in e.args:
+                self.enforce(a, t, when)
+            return
+        vals = self.values(e, t)
+        if vals == {1}:
+            return
+        if vals == {0}:
+            if not when:
+                self.infeasible = True
+                self.m.add_bool_or([])
+            else:
+                self.m.add_bool_or([self.neg(w) for w in when])
+            return
+        op, neg = e.op, False
+        if op == "not" and e.args[0].op in _CMP:
+            e, neg = e.args[0], True
+            op = e.op
+        if op in _CMP and self._single_var(e) is None:
+            a, b = (self._post(x, t) for x in e.args)
+            self.m.add(_linear_cmp(_NEG[op] if neg else op, a, b)).only_enforce_if(when)
+            return
+        lit = self._post(e, t) if not neg else self.neg(self._post(e, t))
+        if not when:
+            self.m.add_bool_or([lit])
+        else:
+            self.m.add_bool_or([lit]).only_enforce_if(when)
+
+    def _step(self, t: int) -> None:
+        task, m = self.task, self.m
+        acts: dict[int, Any] = {}
+        writers: list[list[Any]] = [[] for _ in task.variables]
+        nxt = self.post[t + 1]
+        for k, a in enumerate(task.actions):
+            if 1 not in self.values(a.guard, t):
+                continue
+            lit = m.new_bool_var(f"a{k}_{t}")
+            acts[k] = lit
+            self.enforce(a.guard, t, [lit])
+            for j, eff in enumerate(a.effects):
+                later = [f for f in a.effects[j + 1:] if f.var == eff.var]
+                if any(f.cond is None for f in later):
+                    continue
+                fire: list[Lit] = [] if eff.cond is None else [self.boolean(eff.cond, t)]
+                fire += [self.neg(self.boolean(f.cond, t)) for f in later]  # type: ignore[arg-type]
+                if any(f is False for f in fire):
+                    continue
+                fire = [f for f in fire if f is not True]
+                val, vvals = self.integer(eff.value, t)
+                info = task.variables[eff.var]
+                if not any(info.lo <= x <= info.hi for x in vvals):
+                    m.add_bool_or([self.neg(f) for f in [lit, *fire]])
+                    continue
+                m.add(nxt[eff.var] == val).only_enforce_if([lit, *fire])
+                if fire:
+                    f = m.new_bool_var("")
+                    m.add_bool_and([lit, *fire]).only_enforce_if(f)
+                    m.add_bool_or([f, *[self.neg(g) for g in [lit, *fire]]])
+                    writers[eff.var].append(f)
+                else:
+                    writers[eff.var].append(lit)
+        cur = self.x[t]
+        for v in range(len(task.variables)):
+            if isinstance(cur[v], int) and isinstance(nxt[v], int):
+                continue
+            quiet = [self.neg(w) for w in writers[v]]
+            m.add(nxt[v] == cur[v]).only_enforce_if(quiet)
+        noop = m.new_bool_var(f"noop_{t}")
+        m.add_exactly_one([*acts.values(), noop])
+        self.acts.append(acts)
+        self.noops.append(noop)
+
+    def decode(self, solver: cp_model.CpSolver) -> list[int]:
+        """Ground actions replayable from the real initial state (noops skipped)."""
+        plan = []
+        for t in range(self.T):
+            for k, lit in self.acts[t].items():
+                if solver.boolean_value(lit):
+                    plan.append(k)
+                    break
+        return concretise(self.task, self.groups, plan)
+
+    def size(self) -> dict[str, int]:
+        proto = self.m.proto
+        return {"variables": len(proto.variables), "constraints": len(proto.constraints)}
+
+
+def _linear_cmp(op: str, a: Any, b: Any) -> Any:
+    if op == "eq":
+        return a == b
+    if op == "ne":
+        return a != b
+    if op == "lt":
+        return a < b
+    if op == "le":
+        return a <= b
+    if op == "gt":
+        return a > b
+    return a >= b

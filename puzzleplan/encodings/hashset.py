@@ -1,0 +1,157 @@
+"""Compiled open-addressing hash set over packed state keys (rows of uint64 words).
+
+States get dense ids in insertion order; ``keys[id]`` holds the key and
+``slots`` maps hash slots to ids (-1 = empty).  Engines keep per-state data
+(parent, action, g) in flat arrays indexed by id.  These are plain compiled
+functions over arrays so generated kernels can call them inside their own
+loops (see compiled.py's fused BFS step).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True)
+def hash_row(K, i, W) -> np.uint64:  # pragma: no cover - compiled
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for w in range(W):
+        h ^= K[i, w]
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+    return h
+
+
+@nb.njit(cache=True)
+def insert_rows(slots, keys, size, K, ids, new) -> int:  # pragma: no cover - compiled
+    """Insert rows of K; ids[i] = id of the row's state, new[i] = whether it was absent."""
+    W = K.shape[1]
+    mask = np.uint64(slots.shape[0] - 1)
+    for i in range(K.shape[0]):
+        s = hash_row(K, i, W) & mask
+        while True:
+            sid = slots[s]
+            if sid == -1:
+                slots[s] = size
+                for w in range(W):
+                    keys[size, w] = K[i, w]
+                ids[i] = size
+                new[i] = True
+                size += 1
+                break
+            same = True
+            for w in range(W):
+                if keys[sid, w] != K[i, w]:
+                    same = False
+                    break
+            if same:
+                ids[i] = sid
+                new[i] = False
+                break
+            s = (s + np.uint64(1)) & mask
+    return size
+
+
+@nb.njit(cache=True)
+def lookup_rows(slots, keys, K, ids) -> None:  # pragma: no cover - compiled
+    W = K.shape[1]
+    mask = np.uint64(slots.shape[0] - 1)
+    for i in range(K.shape[0]):
+        s = hash_row(K, i, W) & mask
+        ids[i] = -1
+        while True:
+            sid = slots[s]
+            if sid == -1:
+                break
+            same = True
+            for w in range(W):
+                if keys[sid, w] != K[i, w]:
+                    same = False
+                    break
+            if same:
+                ids[i] = sid
+                break
+            s = (s + np.uint64(1)) & mask
+
+
+@nb.njit(cache=True)
+def rehash(slots, keys, size) -> None:  # pragma: no cover - compiled
+    W = keys.shape[1]
+    mask = np.uint64(slots.shape[0] - 1)
+    for sid in range(size):
+        s = hash_row(keys, sid, W) & mask
+        while slots[s] != -1:
+            s = (s + np.uint64(1)) & mask
+        slots[s] = sid
+
+
+
+@nb.njit(cache=True)
+def insert_one(slots, keys, size, K, r) -> tuple[int, bool, int]:  # pragma: no cover - compiled
+    """Insert row r of K: (id, was_new, new size)."""
+    W = K.shape[1]
+    mask = np.uint64(slots.shape[0] - 1)
+    s = hash_row(K, r, W) & mask
+    while True:
+        sid = slots[s]
+        if sid == -1:
+            slots[s] = size
+            for w in range(W):
+                keys[size, w] = K[r, w]
+            return size, True, size + 1
+        same = True
+        for w in range(W):
+            if keys[sid, w] != K[r, w]:
+                same = False
+                break
+        if same:
+            return sid, False, size
+        s = (s + np.uint64(1)) & mask
+
+
+@nb.njit(cache=True)
+def insert_new(slots, keys, size, K, n, par, act, PARENT, ACTION, NEW) -> tuple[int, int]:  # noqa: E501
+    """Insert the first n rows of K; record parent/action of new states; NEW gets their ids.
+
+    Returns (new size, number of new states)."""
+    count = 0
+    for r in range(n):
+        sid, new, size = insert_one(slots, keys, size, K, r)
+        if new:
+            PARENT[sid] = par[r]
+            ACTION[sid] = act[r]
+            NEW[count] = sid
+            count += 1
+    return size, count
+
+
+@nb.njit(cache=True)
+def visit_config(slots, keys, size, K, r, mask, DIST, d, slack, scratch) -> tuple[bool, int]:  # noqa: E501
+    """Dominance test on configurations (keys with aux bits masked out).
+
+    Returns (pruned, new size): pruned when the configuration of row r was
+    already reached at a distance <= d - slack; otherwise it is recorded at d
+    (if new) and the state must be kept.
+    """
+    W = K.shape[1]
+    for w in range(W):
+        scratch[0, w] = K[r, w] & mask[w]
+    mask_s = np.uint64(slots.shape[0] - 1)
+    s = hash_row(scratch, 0, W) & mask_s
+    while True:
+        sid = slots[s]
+        if sid == -1:
+            slots[s] = size
+            for w in range(W):
+                keys[size, w] = scratch[0, w]
+            DIST[size] = d
+            return False, size + 1
+        same = True
+        for w in range(W):
+            if keys[sid, w] != scratch[0, w]:
+                same = False
+                break
+        if same:
+            return DIST[sid] <= d - slack, size
+        s = (s + np.uint64(1)) & mask_s

@@ -1,0 +1,965 @@
+"""Grounded task -> CNF over a bounded horizon: planning as satisfiability.
+
+The encoding follows Kautz & Selman ("Planning as Satisfiability", ECAI 1992;
+"Pushing the envelope", AAAI 1996): one time-indexed copy of the state per
+step ``t = 0..T``, one literal per ground action per step, and *explanatory*
+frame axioms (Haas 1987; Schubert 1990; the form used by Kautz & Selman
+1996 and by Rintanen, "Planning as satisfiability: heuristics", AIJ 2012):
+a variable changes between ``t`` and ``t+1`` only if an action that may
+write it happens (and, for a conditional write, its condition holds).
+Plans are sequential: exactly one of {actions..., noop} per step, noops
+only at the end (a cheap symmetry break), so horizon ``T`` admits every plan
+of at most ``T`` steps.  The encoder grows one step at a time and hands the
+new clauses to one incremental solver; the goal at ``T`` is a literal the
+caller *assumes* (Eén & Sörensson, "Temporal induction by incremental SAT
+solving", 2003), so no clause ever has to be retracted.
+
+Names: every variable is an :class:`pysat.formula.IDPool` id with a
+structured key --
+
+    ("top",)               the constant true literal (unit clause)
+    ("x", v, value, t)     state variable ``v`` has ``value`` at step ``t``
+    ("a", k, t)            ground action ``k`` happens at step ``t`` (from t to t+1)
+    ("noop", t)            no action at step ``t``
+    ("n", node, value, t)  integer expression node (a serial per node) has ``value``
+    ("b", node, t)         boolean expression node is true
+    ("or", lits)           Tseitin definition of the disjunction of ``lits`` (shared)
+    ("f", k, e, t)         effect ``e`` of action ``k`` fires at ``t``
+    ("g", t)               the goal holds at ``t`` (one direction: g -> goal)
+    ("hle", t, k)          the heuristic is at most ``k`` at ``t``
+
+Expressions get a generic Tseitin-style encoding over *value-indexed
+literals* (the "direct" or "sparse" encoding of finite-domain variables,
+Walsh, "SAT v CSP", CP 2000): a boolean node is one literal, an integer node
+is a one-hot family of literals, one per value it can take.  The values an
+integer node can take are computed exactly from its children's value sets
+(never wider than :func:`puzzleplan.lang.expr.bounds`), and the state
+variables' value sets per step come from a relaxed (Graphplan-style, Blum &
+Furst 1997) reachability analysis over those sets: ``x`` at step ``t`` only
+gets literals for values some ``t``-step relaxed run can produce; the
+initial state is the ``t = 0`` layer with one value per variable, i.e. unit
+clauses folded into the constant true literal.
+
+* A function of one integer argument (``x + 3``, ``table[x]``, ``x // 4``,
+  ``x == 5``) needs no new variable when it is injective -- its literals are
+  the argument's, relabelled -- and otherwise one disjunction per value,
+  created lazily when some constraint first asks for that value.
+* ``element`` / ``ite`` (a one-hot selector choosing among cases) use two
+  clauses per case and value: ``sel_i -> (out = case_i)``.
+* Comparisons of two non-constant integers and the remaining binary
+  arithmetic (``add``/``sub``/``mul``/``min``/``max`` of two variables)
+  enumerate the value pairs; a node whose pair count exceeds ``max_pairs``
+  is refused with :class:`EncodingError` rather than blowing up.
+
+Node encodings are cached per ``(node, t)``, so a view shared by many guards
+(nodes are hash-consed by the language) is encoded once per step.
+
+Costs are exposed per step as "thermometer" literals (``cost_t >= k``,
+``k = 1..max cost``) for a cardinality constraint over the whole horizon:
+the solver builds an incremental totalizer on them (Bailleux & Boufkhad,
+"Efficient CNF encoding of Boolean cardinality constraints", CP 2003;
+Martins et al., "Incremental cardinality constraints for MaxSAT", CP 2014 --
+``pysat.card.ITotalizer``).  Exactly-one constraints are pairwise for short
+lists and Sinz's sequential counter (CP 2005, ``pysat.card``) otherwise.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable, Sequence
+
+from pysat.card import CardEnc, EncType
+from pysat.formula import IDPool
+
+from ..ir.task import Task
+from ..lang.errors import ModelError
+from ..lang.expr import BOOL, INT, Expr
+
+TOP = 1  # the first id of every pool: ("top",)
+
+# forbidden value pairs: (v, w) with v < w -> {(a, b): "v == a and w == b" never holds}
+Invariants = dict[tuple[int, int], set[tuple[int, int]]]
+
+_CMP: dict[str, Callable[[int, int], bool]] = {
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+}
+_BIN: dict[str, Callable[[int, int], int]] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "floordiv": operator.floordiv, "mod": operator.mod, "min": min, "max": max,
+}
+
+
+class EncodingError(ModelError):
+    """The task uses an expression this encoder will not expand (too many value combinations)."""
+
+
+class IntEnc:
+    """Value-indexed literals of one integer node at one step: exactly one of them is true.
+
+    ``values`` are the values the node can take (sorted).  ``lit(v)`` is the literal
+    "node == v" (``-TOP`` for impossible values).  A *derived* encoding is a function of a
+    single base encoding: its literals are disjunctions of base literals, made on demand.
+    """
+
+    __slots__ = ("values", "_lits", "_base", "_pre", "_cnf")
+
+    def __init__(self, cnf: CnfPlan, lits: dict[int, int] | None = None,
+                 base: IntEnc | None = None, pre: dict[int, list[int]] | None = None):
+        self._cnf = cnf
+        self._lits: dict[int, int] = dict(lits or {})
+        self._base = base
+        self._pre = pre or {}
+        self.values: list[int] = sorted(self._pre) if base is not None else sorted(self._lits)
+
+    def lit(self, v: int) -> int:
+        r = self._lits.get(v)
+        if r is not None:
+            return r
+        if self._base is None or v not in self._pre:
+            return -TOP
+        base = self._base
+        pre = self._pre[v]
+        if 2 * len(pre) > len(base.values):
+            inside = set(pre)
+            r = -self._cnf.or_([base.lit(u) for u in base.values if u not in inside])
+        else:
+            r = self._cnf.or_([base.lit(u) for u in pre])
+        self._lits[v] = r
+        return r
+
+    @property
+    def const(self) -> int | None:
+        return self.values[0] if len(self.values) == 1 else None
+
+
+def conjuncts(e: Expr) -> list[Expr]:
+    """Top-level conjuncts of a boolean expression (the expression itself if it is no ``and``)."""
+    return list(e.args) if e.op == "and" else [e]
+
+
+class CnfPlan:
+    """The unrolled CNF of a task, grown one step at a time.
+
+    Usage: ``enc = CnfPlan(task)``; ``solver.append_formula(enc.drain())``; for each
+    horizon ``T`` assume ``enc.goal(T)``; ``enc.extend()`` adds step ``T -> T+1``.
+    """
+
+    def __init__(self, task: Task, max_pairs: int = 200_000, pairwise_max: int = 6,
+                 invariants: Invariants | None = None, full_frame: bool = True,
+                 start: Sequence[Iterable[int]] | None = None, symmetry: bool = True):
+        """``invariants``: forbidden value pairs added at every step (see :func:`mutex_invariants`).
+        ``full_frame``: also post the converse frame axiom (x(v,w,t+1) & -x(v,w,t) -> some writer),
+        implied by exactly-one but stronger under unit propagation.  ``start``: a value set per
+        variable for step 0 instead of the initial state (used by the invariant synthesis).
+        ``symmetry``: keep every state canonical (see :meth:`_sort_layer`).
+        """
+        self.task = task
+        self.max_pairs = max_pairs
+        self.pairwise_max = pairwise_max
+        self.invariants = invariants or {}
+        self.full_frame = full_frame
+        self.pool = IDPool()
+        top = self.pool.id(("top",))
+        assert top == TOP
+        self.clauses: list[list[int]] = [[TOP]]
+        self.n_literals = 1
+        self._cache: dict[tuple[int, int], int | IntEnc] = {}
+        self._serial: dict[int, int] = {}
+        # per step: state literals {value: lit} per variable
+        self.x: list[list[dict[int, int]]] = []
+        self.groups = symmetry_groups(task) if symmetry and start is None else []
+        self.skipped_groups = sum(1 for g in task.groups if len(g) > 1) - len(self.groups)
+        if start is None:
+            self.x.append([{v: TOP} for v in canonical(self.groups, task.init)])
+        else:
+            layer = []
+            for v, vals in enumerate(start):
+                vals = sorted(set(vals))
+                if len(vals) == 1:
+                    lits = {vals[0]: TOP}
+                else:
+                    lits = {w: self.pool.id(("x", v, w, 0)) for w in vals}
+                layer.append(lits)
+                if len(vals) > 1:
+                    self.exactly_one(list(lits.values()))
+            self.x.append(layer)
+            self._post_invariants(layer)
+        self.acts: list[dict[int, int]] = []   # per step: action index -> literal
+        self.noops: list[int] = []
+        self.fixpoint_at: int | None = None    # first t with the value sets equal to those of t-1
+        self._max_cost = max((a.cost for a in task.actions), default=0)
+
+    # ------------------------------------------------------------------ plumbing
+    @property
+    def horizon(self) -> int:
+        return len(self.x) - 1
+
+    def add(self, clause: list[int]) -> None:
+        if TOP in clause:
+            return
+        c = [lit for lit in clause if lit != -TOP]
+        self.clauses.append(c)
+        self.n_literals += len(c)
+
+    def drain(self) -> list[list[int]]:
+        """Clauses added since the last call."""
+        out, self.clauses = self.clauses, []
+        return out
+
+    def or_(self, lits: Iterable[int]) -> int:
+        """A literal equivalent to the disjunction of ``lits`` (Tseitin; shared by key)."""
+        s = set()
+        for lit in lits:
+            if lit == TOP:
+                return TOP
+            if lit != -TOP:
+                if -lit in s:
+                    return TOP
+                s.add(lit)
+        if not s:
+            return -TOP
+        if len(s) == 1:
+            return next(iter(s))
+        key = ("or", tuple(sorted(s)))
+        known = key in self.pool.obj2id
+        y = self.pool.id(key)
+        if not known:
+            self.add([-y, *s])
+            for lit in s:
+                self.add([y, -lit])
+        return y
+
+    def and_(self, lits: Iterable[int]) -> int:
+        return -self.or_([-lit for lit in lits])
+
+    def exactly_one(self, lits: Sequence[int]) -> None:
+        self.add(list(lits))
+        self.at_most_one(lits)
+
+    def at_most_one(self, lits: Sequence[int]) -> None:
+        lits = [lit for lit in lits if lit != -TOP]
+        if len(lits) <= 1:
+            return
+        if len(lits) <= self.pairwise_max:
+            for i in range(len(lits)):
+                for j in range(i + 1, len(lits)):
+                    self.add([-lits[i], -lits[j]])
+            return
+        enc = CardEnc.atmost(lits, 1, vpool=self.pool, encoding=EncType.seqcounter)
+        for c in enc.clauses:
+            self.add(list(c))
+
+    def _node_id(self, e: Expr) -> int:
+        k = self._serial.get(id(e))
+        if k is None:
+            k = self._serial[id(e)] = len(self._serial)
+        return k
+
+    # ------------------------------------------------------------------ expressions
+    def boolean(self, e: Expr, t: int) -> int:
+        """Literal of a boolean node at step ``t``."""
+        r = self.encode(e, t)
+        assert isinstance(r, int)
+        return r
+
+    def integer(self, e: Expr, t: int) -> IntEnc:
+        r = self.encode(e, t)
+        assert isinstance(r, IntEnc)
+        return r
+
+    def encode(self, root: Expr, t: int) -> int | IntEnc:
+        """Encode ``root`` at step ``t`` (children first, iteratively; cached per (node, t))."""
+        cache = self._cache
+        got = cache.get((id(root), t))
+        if got is not None:
+            return got
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            node, ready = stack.pop()
+            key = (id(node), t)
+            if key in cache:
+                continue
+            if ready:
+                cache[key] = self._encode_node(node, [cache[(id(a), t)] for a in node.args], t)
+                continue
+            stack.append((node, True))
+            for a in node.args:
+                if (id(a), t) not in cache:
+                    stack.append((a, False))
+        return cache[(id(root), t)]
+
+    def _const_int(self, v: int) -> IntEnc:
+        return IntEnc(self, {v: TOP})
+
+    def _as_int(self, r: int | IntEnc) -> IntEnc:
+        if isinstance(r, IntEnc):
+            return r
+        if r == TOP:
+            return self._const_int(1)
+        if r == -TOP:
+            return self._const_int(0)
+        return IntEnc(self, {0: -r, 1: r})
+
+    def _derive(self, base: IntEnc, f: Callable[[int], int]) -> IntEnc:
+        pre: dict[int, list[int]] = {}
+        for u in base.values:
+            pre.setdefault(f(u), []).append(u)
+        if len(pre) == len(base.values):  # injective: relabel, no new literal
+            return IntEnc(self, {f(u): base.lit(u) for u in base.values})
+        if len(pre) == 1:
+            return self._const_int(next(iter(pre)))
+        return IntEnc(self, base=base, pre=pre)
+
+    def _check_pairs(self, n: int, node: Expr) -> None:
+        if n > self.max_pairs:
+            raise EncodingError(
+                f"SAT encoding of a '{node.op}' node needs {n} value combinations "
+                f"(limit {self.max_pairs}): the expression's domains are too large to enumerate")
+
+    def _encode_node(self, e: Expr, args: list, t: int) -> int | IntEnc:
+        op = e.op
+        if op == "const":
+            if e.kind == BOOL:
+                return TOP if e.val else -TOP
+            return self._const_int(int(e.val))  # type: ignore[arg-type]
+        if op == "var":
+            return IntEnc(self, self.x[t][e.val])  # type: ignore[index]
+        if op == "not":
+            return -args[0]
+        if op == "and":
+            return self.and_(args)
+        if op == "or":
+            return self.or_(args)
+        if op == "toint":
+            return self._as_int(args[0])
+        if op in _CMP:
+            return self._compare(e, op, self._as_int(args[0]), self._as_int(args[1]), t)
+        if op in ("ite_bool", "ite_int"):
+            c = args[0]
+            if c == TOP:
+                return args[1]
+            if c == -TOP:
+                return args[2]
+            return self._select(e, [(c, args[1]), (-c, args[2])], t)
+        if op in ("table", "element"):
+            return self._lookup(e, args, t)
+        if op == "abs":
+            return self._derive(args[0], abs)
+        if op in _BIN or op == "add":
+            return self._arith(e, op, args, t)
+        raise EncodingError(f"SAT encoding: no rule for expression op {op!r}")
+
+    def _compare(self, e: Expr, op: str, a: IntEnc, b: IntEnc, t: int) -> int:
+        cmp = _CMP[op]
+        if b.const is not None or a.const is not None:
+            if b.const is not None:
+                c = b.const
+                base, truth = a, [v for v in a.values if cmp(v, c)]
+            else:
+                c = a.const  # type: ignore[assignment]
+                base, truth = b, [v for v in b.values if cmp(c, v)]
+            if len(truth) == len(base.values):
+                return TOP
+            if 2 * len(truth) > len(base.values):
+                inside = set(truth)
+                return -self.or_([base.lit(v) for v in base.values if v not in inside])
+            return self.or_([base.lit(v) for v in truth])
+        self._check_pairs(len(a.values) * len(b.values), e)
+        y = self.pool.id(("b", self._node_id(e), t))
+        for v in a.values:
+            av = a.lit(v)
+            good = [w for w in b.values if cmp(v, w)]
+            if len(good) == len(b.values):
+                self.add([-av, y])
+            elif not good:
+                self.add([-av, -y])
+            else:
+                self.add([-av, -y, *[b.lit(w) for w in good]])
+                for w in good:
+                    self.add([-av, -b.lit(w), y])
+        return y
+
+    def _select(self, e: Expr, cases: list[tuple[int, int | IntEnc]], t: int) -> int | IntEnc:
+        """``out = case_i`` under selector ``sel_i``; the selectors are one-hot."""
+        cases = [(s, r) for s, r in cases if s != -TOP]
+        if e.kind == BOOL:
+            outs = {r for _, r in cases}
+            if len(outs) == 1:
+                return outs.pop()  # type: ignore[return-value]
+            y = self.pool.id(("b", self._node_id(e), t))
+            for s, r in cases:
+                if r == TOP:
+                    self.add([-s, y])
+                elif r == -TOP:
+                    self.add([-s, -y])
+                else:
+                    self.add([-s, -r, y])   # type: ignore[operator]
+                    self.add([-s, r, -y])   # type: ignore[list-item]
+            return y
+        ints = [(s, self._as_int(r)) for s, r in cases]
+        values = sorted({v for _, r in ints for v in r.values})
+        self._check_pairs(len(ints) * len(values), e)
+        if len(values) == 1:
+            return self._const_int(values[0])
+        n = self._node_id(e)
+        out = {v: self.pool.id(("n", n, v, t)) for v in values}
+        for s, r in ints:
+            have = set(r.values)
+            for v in values:
+                if v in have:
+                    rv = r.lit(v)
+                    self.add([-s, -rv, out[v]])
+                    self.add([-s, rv, -out[v]])
+                else:
+                    self.add([-s, -out[v]])
+        return IntEnc(self, out)
+
+    def _lookup(self, e: Expr, args: list, t: int) -> int | IntEnc:
+        index: IntEnc = args[0]
+        default = args[1]
+        if e.op == "table":
+            table: tuple[int, ...] = e.val  # type: ignore[assignment]
+            items: list = []
+            n_items = len(table)
+        else:
+            items = args[2:]
+            n_items = len(items)
+
+        def item(i: int) -> int | IntEnc:
+            if not 0 <= i < n_items:
+                return default
+            return self._const_int(table[i]) if e.op == "table" else items[i]
+
+        chosen = {i: item(i) for i in index.values}
+        consts: dict[int, int] = {}
+        for i, r in chosen.items():
+            if isinstance(r, IntEnc) and r.const is not None:
+                consts[i] = r.const
+            elif isinstance(r, int) and abs(r) == TOP:
+                consts[i] = int(r == TOP)
+        if len(consts) == len(chosen):  # a function of the index alone
+            if e.kind == BOOL:
+                truth = [i for i in index.values if consts[i]]
+                if 2 * len(truth) > len(index.values):
+                    inside = set(truth)
+                    return -self.or_([index.lit(i) for i in index.values if i not in inside])
+                return self.or_([index.lit(i) for i in truth])
+            return self._derive(index, consts.__getitem__)
+        return self._select(e, [(index.lit(i), r) for i, r in chosen.items()], t)
+
+    def _arith(self, e: Expr, op: str, args: list, t: int) -> IntEnc:
+        encs: list[IntEnc] = [self._as_int(a) for a in args]
+        f = _BIN[op] if op != "add" else operator.add
+        if op in ("add", "min", "max"):  # associative and commutative: fold the constants
+            c = [r.const for r in encs if r.const is not None]
+            rest = [r for r in encs if r.const is None]
+            if not rest:
+                return self._const_int(_fold(f, c))
+            acc = rest[0]
+            for i, r in enumerate(rest[1:]):
+                acc = self._pair(e, acc, r, f, t, i)
+            if c:
+                k = _fold(f, c)
+                acc = self._derive(acc, lambda v, k=k: f(v, k))
+            return acc
+        a, b = encs
+        if a.const is not None and b.const is not None:
+            return self._const_int(f(a.const, b.const))
+        if b.const is not None:
+            return self._derive(a, lambda v, k=b.const: f(v, k))
+        if a.const is not None:
+            return self._derive(b, lambda v, k=a.const: f(k, v))
+        return self._pair(e, a, b, f, t)
+
+    def _pair(self, e: Expr, a: IntEnc, b: IntEnc, f: Callable[[int, int], int], t: int,
+              part: int = 0) -> IntEnc:
+        """``out = f(a, b)`` by enumerating value pairs: a_i & b_j -> out_f(i,j); out is one-hot.
+
+        ``part`` numbers the partial results of an n-ary node folded pairwise.
+        """
+        self._check_pairs(len(a.values) * len(b.values), e)
+        image: dict[int, list[tuple[int, int]]] = {}
+        for v in a.values:
+            for w in b.values:
+                image.setdefault(f(v, w), []).append((v, w))
+        if len(image) == 1:
+            return self._const_int(next(iter(image)))
+        n = self._node_id(e)
+        out = {r: self.pool.id(("n", n, r, t, part)) for r in image}
+        for r, pairs in image.items():
+            for v, w in pairs:
+                self.add([-a.lit(v), -b.lit(w), out[r]])
+            # support: out_r needs some a value (and some b value) that can produce r
+            av = {v for v, _ in pairs}
+            if len(av) < len(a.values):
+                self.add([-out[r], *[a.lit(v) for v in sorted(av)]])
+            bw = {w for _, w in pairs}
+            if len(bw) < len(b.values):
+                self.add([-out[r], *[b.lit(w) for w in sorted(bw)]])
+        self.at_most_one([out[r] for r in sorted(image)])
+        return IntEnc(self, out)
+
+    # ------------------------------------------------------------------ the unrolled task
+    def extend(self) -> None:
+        """Add the transition from step ``T = horizon`` to ``T + 1``."""
+        task = self.task
+        t = self.horizon
+        xs = self.x[t]
+        acts: dict[int, int] = {}
+        # (action literal, fire literals, variable, value encoding) per effect that can fire
+        writes: list[tuple[int, list[int], int, IntEnc, tuple[int, int]]] = []
+        new_vals: list[set[int]] = [set(d) for d in xs]
+        for k, a in enumerate(task.actions):
+            guard = [self.boolean(c, t) for c in conjuncts(a.guard)]
+            if -TOP in guard:
+                continue
+            effs = []
+            dead = False
+            for j, eff in enumerate(a.effects):
+                later = [f for f in a.effects[j + 1:] if f.var == eff.var]
+                if any(f.cond is None for f in later):
+                    continue  # overwritten unconditionally
+                fire = [] if eff.cond is None else [self.boolean(eff.cond, t)]
+                fire += [-self.boolean(f.cond, t) for f in later]  # type: ignore[arg-type]
+                if -TOP in fire:
+                    continue
+                fire = [lit for lit in fire if lit != TOP]
+                val = self.integer(eff.value, t)
+                info = task.variables[eff.var]
+                if not fire and not any(info.lo <= v <= info.hi for v in val.values):
+                    dead = True  # every value leaves the domain: never applicable
+                    break
+                effs.append((fire, eff.var, val, j))
+            if dead:
+                continue
+            lit = self.pool.id(("a", k, t))
+            acts[k] = lit
+            for g in guard:
+                self.add([-lit, g])
+            for fire, v, val, j in effs:
+                info = task.variables[v]
+                new_vals[v].update(x for x in val.values if info.lo <= x <= info.hi)
+                writes.append((lit, fire, v, val, (k, j)))
+        # the successor's literals (relaxed reachability: old values plus any value written);
+        # with symmetry, interchangeable objects get labelled successors ("y") sorted below
+        grouped = {v for g in self.groups for v in g}
+        nxt: list[dict[int, int]] = []
+        for v, vals in enumerate(new_vals):
+            if len(vals) == 1:
+                nxt.append({next(iter(vals)): TOP})
+            else:
+                name = "y" if v in grouped else "x"
+                nxt.append({w: self.pool.id((name, v, w, t + 1)) for w in sorted(vals)})
+        writers: list[list[int]] = [[] for _ in task.variables]
+        for lit, fire, v, val, (k, j) in writes:
+            info = task.variables[v]
+            pre = [-lit, *[-f for f in fire]]
+            for w in val.values:
+                if info.lo <= w <= info.hi:
+                    self.add([*pre, -val.lit(w), nxt[v][w]])
+                else:
+                    self.add([*pre, -val.lit(w)])
+            if fire:
+                f = self.pool.id(("f", k, j, t))
+                for g in [lit, *fire]:
+                    self.add([-f, g])
+                self.add([*pre, f])
+                writers[v].append(f)
+            else:
+                writers[v].append(lit)
+        for v, vals in enumerate(nxt):
+            for w, now in xs[v].items():
+                self.add([-now, vals[w], *writers[v]])   # explanatory frame axiom
+            if self.full_frame and writers[v]:
+                for w, then in vals.items():
+                    self.add([-then, xs[v].get(w, -TOP), *writers[v]])
+            if len(vals) > 1:
+                self.exactly_one(list(vals.values()))
+        self._post_invariants(nxt)
+        if self.groups:
+            layer = list(nxt)
+            for g in self.groups:
+                slots = self._sort_layer([nxt[v] for v in g], t + 1)
+                for v, lits in zip(g, slots):
+                    layer[v] = lits
+            self._post_invariants(layer, grouped)
+            nxt = layer
+        self.x.append(nxt)
+        if self.fixpoint_at is None and all(len(a) == len(b) for a, b in zip(xs, nxt)):
+            self.fixpoint_at = t
+        noop = self.pool.id(("noop", t))
+        self.exactly_one([*acts.values(), noop])
+        if self.noops:
+            self.add([-self.noops[-1], noop])             # noops only at the end
+        self.acts.append(acts)
+        self.noops.append(noop)
+
+    def _post_invariants(self, layer: list[dict[int, int]], only: set[int] | None = None) -> None:
+        """Forbidden value pairs on one layer (``only``: pairs touching these variables)."""
+        for (v, w), pairs in self.invariants.items():
+            if only is not None and v not in only and w not in only:
+                continue
+            lv, lw = layer[v], layer[w]
+            for a, b in pairs:
+                if a in lv and b in lw:
+                    self.add([-lv[a], -lw[b]])
+
+    def _sort_layer(self, objs: list[dict[int, int]], t: int) -> list[dict[int, int]]:
+        """One-hot literals of ``sorted(objs)``: the canonical order of interchangeable objects.
+
+        Counting, not comparing: slot ``i`` is at most ``d`` exactly when at least ``i + 1``
+        objects are at most ``d``.  Per value ``d`` the objects' order literals ``obj <= d``
+        feed a totalizer with both implication directions (Bailleux & Boufkhad 2003), so
+        unit propagation computes the sorted slots from the objects and back.
+        """
+        values = sorted({w for o in objs for w in o})
+        m = len(objs)
+        if len(values) == 1:
+            return [{values[0]: TOP} for _ in objs]
+        # order literals per object: le[j][d] <-> obj_j <= d
+        le: list[dict[int, int]] = []
+        for o in objs:
+            run, row = -TOP, {}
+            for d in values:
+                run = self.or_([run, o.get(d, -TOP)])
+                row[d] = run
+            le.append(row)
+        slot_le: list[dict[int, int]] = [{} for _ in objs]
+        for d in values:
+            if d == values[-1]:
+                counts = [TOP] * m
+            else:
+                counts = self._totalizer([row[d] for row in le])
+            for i in range(m):
+                slot_le[i][d] = counts[i]
+        out: list[dict[int, int]] = []
+        for i in range(m):
+            lits, prev = {}, -TOP
+            for d in values:
+                lit = self.and_([slot_le[i][d], -prev])
+                if lit != -TOP:
+                    lits[d] = lit
+                prev = slot_le[i][d]
+            out.append(lits)
+        return out
+
+    def _totalizer(self, lits: list[int]) -> list[int]:
+        """Unary count of ``lits``: out[k-1] <-> at least k of them are true (k = 1..len)."""
+        if len(lits) == 1:
+            return [lits[0]]
+        half = len(lits) // 2
+        a, b = self._totalizer(lits[:half]), self._totalizer(lits[half:])
+        n = len(a) + len(b)
+        A, B = [TOP, *a, -TOP], [TOP, *b, -TOP]
+        key = ("tot", tuple(lits))
+        if (*key, 1) in self.pool.obj2id:  # the same inputs were counted before
+            return [self.pool.id((*key, k)) for k in range(1, n + 1)]
+        out = [self.pool.id((*key, k)) for k in range(1, n + 1)]
+        C = [TOP, *out, -TOP]
+        for i in range(len(a) + 1):
+            for j in range(len(b) + 1):
+                if i + j >= 1:
+                    self.add([-A[i], -B[j], C[i + j]])
+                if i + j < n:
+                    self.add([A[i + 1], B[j + 1], -C[i + j + 1]])
+        return out
+
+    def written(self, k: int) -> set[int]:
+        """Variables ground action ``k`` may write."""
+        return {e.var for e in self.task.actions[k].effects}
+
+    def goal(self, t: int) -> int:
+        """A literal that implies the goal at step ``t`` (``-TOP`` if it cannot hold there)."""
+        parts = [self.boolean(c, t) for c in conjuncts(self.task.goal)]
+        if -TOP in parts:
+            return -TOP
+        parts = [p for p in parts if p != TOP]
+        if not parts:
+            return TOP
+        if len(parts) == 1:
+            return parts[0]
+        g = self.pool.id(("g", t))
+        if ("g", t, "done") not in self.pool.obj2id:
+            self.pool.id(("g", t, "done"))
+            for p in parts:
+                self.add([-g, p])
+        return g
+
+    def heuristic_at_most(self, t: int, k: int) -> int:
+        """Literal "h(state_t) <= k" for the task's heuristic (``TOP`` when there is none)."""
+        if self.task.heuristic is None:
+            return TOP
+        h = self.integer(self.task.heuristic, t)
+        good = [v for v in h.values if v <= k]
+        if len(good) == len(h.values):
+            return TOP
+        if 2 * len(good) > len(h.values):
+            return -self.or_([h.lit(v) for v in h.values if v > k])
+        return self.or_([h.lit(v) for v in good])
+
+    def cost_inputs(self, t: int) -> list[int]:
+        """Literals whose number of true ones is at least the cost of step ``t``.
+
+        Thermometer: ``q_k`` for ``k = 1..max cost`` with ``a -> q_1..q_cost(a)``.
+        """
+        out = []
+        for k in range(1, self._max_cost + 1):
+            paying = [lit for a, lit in self.acts[t].items() if self.task.actions[a].cost >= k]
+            if not paying:
+                break
+            q = self.pool.id(("cost", t, k))
+            if ("cost", t, k, "done") not in self.pool.obj2id:
+                self.pool.id(("cost", t, k, "done"))
+                for lit in paying:
+                    self.add([-lit, q])
+            out.append(q)
+        return out
+
+    def state_bound(self) -> int:
+        """Number of states in the value-set over-approximation of the last layer."""
+        n = 1
+        for d in self.x[-1]:
+            n *= len(d)
+        return n
+
+    def decode(self, true_lits: set[int], horizon: int) -> list[int]:
+        """Ground-action indices of a model, steps ``0..horizon-1``, noops skipped."""
+        plan = []
+        for t in range(horizon):
+            for k, lit in self.acts[t].items():
+                if lit in true_lits:
+                    plan.append(k)
+                    break
+        return plan
+
+
+# ---------------------------------------------------------------------- symmetry and plans
+def symmetry_groups(task: Task) -> list[list[int]]:
+    """The task's groups of interchangeable single-variable objects (as variable lists).
+
+    Groups of multi-variable objects are not sorted by this encoder (they stay labelled).
+    """
+    return [[obj[0] for obj in g] for g in task.groups if len(g) > 1 and all(len(o) == 1 for o in g)]
+
+
+def canonical(groups: list[list[int]], state: Sequence[int]) -> list[int]:
+    """``state`` with each group's values sorted into its variables' order."""
+    out = list(state)
+    for g in groups:
+        for v, val in zip(g, sorted(state[v] for v in g)):
+            out[v] = val
+    return out
+
+
+def evaluate(e: Expr, state: Sequence[int], memo: dict[int, int]) -> int:
+    """Value of ``e`` in a concrete state (booleans as 0/1); used to name plan steps, not to judge them."""
+    got = memo.get(id(e))
+    if got is not None:
+        return got
+    op = e.op
+    if op == "const":
+        r = int(e.val)  # type: ignore[arg-type]
+    elif op == "var":
+        r = int(state[e.val])  # type: ignore[index]
+    elif op in ("ite_int", "ite_bool"):
+        r = evaluate(e.args[1] if evaluate(e.args[0], state, memo) else e.args[2], state, memo)
+    elif op == "table":
+        i = evaluate(e.args[0], state, memo)
+        vals: tuple[int, ...] = e.val  # type: ignore[assignment]
+        r = vals[i] if 0 <= i < len(vals) else evaluate(e.args[1], state, memo)
+    elif op == "element":
+        i = evaluate(e.args[0], state, memo)
+        items = e.args[2:]
+        r = evaluate(items[i] if 0 <= i < len(items) else e.args[1], state, memo)
+    else:
+        a = [evaluate(x, state, memo) for x in e.args]
+        if op == "and":
+            r = int(all(a))
+        elif op == "or":
+            r = int(any(a))
+        elif op == "not":
+            r = 1 - a[0]
+        elif op == "toint":
+            r = a[0]
+        elif op == "abs":
+            r = abs(a[0])
+        elif op in _CMP:
+            r = int(_CMP[op](a[0], a[1]))
+        else:
+            r = _fold(_BIN[op] if op != "add" else operator.add, a)
+    memo[id(e)] = r
+    return r
+
+
+def successor(task: Task, k: int, state: Sequence[int]) -> list[int] | None:
+    """State after ground action ``k`` (None if not applicable or a value leaves its domain)."""
+    memo: dict[int, int] = {}
+    a = task.actions[k]
+    if not evaluate(a.guard, state, memo):
+        return None
+    new = list(state)
+    for eff in a.effects:
+        if eff.cond is None or evaluate(eff.cond, state, memo):
+            new[eff.var] = evaluate(eff.value, state, memo)
+    if any(not info.lo <= x <= info.hi for x, info in zip(new, task.variables)):
+        return None
+    return new
+
+
+def concretise(task: Task, groups: list[list[int]], plan: list[int]) -> list[int]:
+    """A plan found on canonical states -> ground actions replayable from the real initial state.
+
+    At each step pick an action (the same one if it fits) whose successor of the real
+    state has the canonical form the symbolic plan reached, at the same cost.
+    """
+    if not groups:
+        return list(plan)
+    real = list(task.init)
+    canon = canonical(groups, real)
+    out = []
+    for step, a in enumerate(plan, start=1):
+        nxt = successor(task, a, canon)
+        if nxt is None:
+            raise EncodingError(f"step {step}: the symbolic plan's action is not applicable (encoder bug)")
+        want = canonical(groups, nxt)
+        cost = task.actions[a].cost
+        for b in [a, *range(len(task.actions))]:
+            if task.actions[b].cost != cost:
+                continue
+            succ = successor(task, b, real)
+            if succ is not None and canonical(groups, succ) == want:
+                break
+        else:
+            raise ModelError(f"step {step}: no action reproduces the symbolic plan's transition; the "
+                             "model's interchangeable() declaration does not describe a true symmetry")
+        out.append(b)
+        real, canon = succ, want
+    return out
+
+
+def _start_sets(task: Task, groups: list[list[int]]) -> list[list[int]]:
+    """Initial values per variable; a grouped variable may hold any of its group's initial values."""
+    sets = [[v] for v in task.init]
+    for g in groups:
+        vals = sorted({task.init[v] for v in g})
+        for v in g:
+            sets[v] = vals
+    return sets
+
+
+def relaxed_fixpoint(task: Task, symmetric: bool = True, max_steps: int = 10_000) -> list[list[int]]:
+    """Each variable's values in the fixpoint of the relaxed value-set reachability of :class:`CnfPlan`.
+
+    ``symmetric``: from every permutation of the initial state within the task's groups.
+    """
+    groups = symmetry_groups(task) if symmetric else []
+    probe = CnfPlan(task, full_frame=False, start=_start_sets(task, groups) if groups else None)
+    while probe.fixpoint_at is None and probe.horizon < max_steps:
+        probe.extend()
+        probe.drain()
+    return [sorted(d) for d in probe.x[-1]]
+
+
+def mutex_invariants(task: Task, solver: str = "glucose4", max_candidates: int = 400_000,
+                     deadline: float | None = None, symmetric: bool = True) -> Invariants | None:
+    """2-literal invariants "not (v == a and w == b)" of the reachable states, by fixpoint.
+
+    Rintanen's iterative algorithm ("An iterative algorithm for synthesizing invariants",
+    AAAI 2000; "Regression for classical and nondeterministic planning", ECAI 2008):
+    start from every pair of values not both true initially, and drop a candidate when a
+    one-step transition from a state satisfying all remaining candidates might make it
+    false; stop when nothing is dropped.  The test is unit propagation on the one-step
+    CNF (assume action ``k`` and ``v == a`` after it; the candidates with ``v == a`` that
+    survive are the ``w == b`` propagated false), i.e. incomplete in the safe direction:
+    a candidate is kept only when propagation proves it preserved, so what remains is
+    inductive, hence true in every reachable state.  ``None`` when the candidate set is
+    too large or the deadline passes (no invariants are then used).
+
+    ``symmetric``: invariants of the states reachable from *any* permutation of the initial
+    state within the task's groups, so that they also hold in the canonical (sorted)
+    states of a symmetry-reduced encoding.
+    """
+    import time
+
+    from pysat.solvers import Solver
+
+    groups = symmetry_groups(task) if symmetric else []
+    sets = relaxed_fixpoint(task, symmetric)
+    live = [v for v, d in enumerate(sets) if len(d) > 1]
+    if sum(len(sets[v]) * len(sets[w]) for i, v in enumerate(live) for w in live[i + 1:]) > max_candidates:
+        return None
+    # which value pairs hold in the initial state (or in a permutation of it)
+    group_of = {v: gi for gi, g in enumerate(groups) for v in g}
+    start = _start_sets(task, groups)
+    counts = [[task.init[v] for v in g] for g in groups]
+
+    def initially(v: int, a: int, w: int, b: int) -> bool:
+        if a not in start[v] or b not in start[w]:
+            return False
+        gv, gw = group_of.get(v), group_of.get(w)
+        return gv is None or gv != gw or a != b or counts[gv].count(a) >= 2
+
+    cand: set[tuple[int, int, int, int]] = set()
+    for i, v in enumerate(live):
+        for w in live[i + 1:]:
+            for a in sets[v]:
+                for b in sets[w]:
+                    if not initially(v, a, w, b):
+                        cand.add((v, a, w, b))
+    one = CnfPlan(task, start=sets, full_frame=True)
+    one.extend()
+    base = one.drain()
+    after = {lit: (v, w) for v, d in enumerate(one.x[1]) for w, lit in d.items() if lit != TOP}
+    # per action: (action literal, [(v, a, literal of v == a after the step)])
+    probes = [(lit, [(v, a, xa) for v in sorted(one.written(k))
+                     for a, xa in one.x[1][v].items() if xa != TOP])
+              for k, lit in one.acts[0].items()]
+    rounds = 0
+    while True:
+        rounds += 1
+        x0 = one.x[0]
+        clauses = base + [[-x0[v][a], -x0[w][b]] for v, a, w, b in cand]
+        by_lit: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
+        for key in cand:
+            by_lit.setdefault((key[0], key[1]), []).append(key)
+            by_lit.setdefault((key[2], key[3]), []).append(key)
+        dropped: set[tuple[int, int, int, int]] = set()
+        with Solver(name=solver, bootstrap_with=clauses) as sol:
+            for act, tests in probes:
+                if deadline is not None and time.perf_counter() > deadline:
+                    return None
+                touched: set[tuple[int, int, int, int]] = set()
+                safe: set[tuple[int, int, int, int]] = set()
+                for v, a, xa in tests:
+                    keys = by_lit.get((v, a), ())
+                    if not keys:
+                        continue
+                    ok, implied = sol.propagate(assumptions=[act, xa])
+                    if not ok:  # this action never leads to v == a
+                        safe.update(keys)
+                        continue
+                    false_after = {after[-lit] for lit in implied if lit < 0 and -lit in after}
+                    for key in keys:
+                        other = (key[2], key[3]) if (key[0], key[1]) == (v, a) else (key[0], key[1])
+                        touched.add(key)
+                        if other in false_after:
+                            safe.add(key)
+                dropped |= touched - safe
+        if not dropped:
+            break
+        cand -= dropped
+    out: Invariants = {}
+    for v, a, w, b in cand:
+        out.setdefault((v, w), set()).add((a, b))
+    return out
+
+
+def _fold(f: Callable[[int, int], int], xs: list[int]) -> int:
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = f(acc, x)
+    return acc
+
+
+__all__ = ["CnfPlan", "EncodingError", "IntEnc", "TOP", "INT", "BOOL", "conjuncts"]

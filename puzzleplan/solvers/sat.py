@@ -1,0 +1,239 @@
+"""Engine ``sat``: bounded-horizon planning as satisfiability on one incremental solver.
+
+Phase 1 (horizon search): the CNF of :mod:`puzzleplan.encodings.sat` grows one
+step at a time on a single ``pysat`` solver; horizon ``T`` is tested by
+*assuming* the goal literal at ``T`` and "no noop at ``T-1``" (so exactly
+``T`` actions), ``T = 0, 1, 2, ...``.  The first satisfiable ``T`` is the
+shortest plan length; the unsatisfiable calls before it are the proof.
+With unit costs and an admissible heuristic in the model, every state
+``s_t`` of a ``T``-step plan satisfies ``h(s_t) <= T - t``; those literals
+are assumed too (sound pruning, off with ``heuristic=False``).
+
+Phase 2 (costs other than unit): the plan cost ``C`` is bounded with an
+incremental totalizer (``pysat.card.ITotalizer``) over per-step cost
+literals, and ``sum <= C - 1`` is assumed until unsatisfiable.  How long a
+horizon this must cover:
+
+* all costs >= ``cmin`` >= 1: a plan of cost < ``C`` has at most
+  ``(C - 1) // cmin`` steps, so minimising at ``max(T, (C-1)//cmin)`` is a
+  proof of optimality ("optimal");
+* zero-cost actions: a cheaper plan may need any number of free steps, and
+  no cheap horizon argument bounds them, so the result is "solved": cost
+  minimal over plans of at most ``H`` steps, ``H`` = option ``horizon`` or
+  ``2 T`` by default (reported in the message).  Cost 0 is optimal anyway.
+
+Unsolvable tasks: a horizon search cannot stop by itself.  It stops with
+"unsolvable" when the goal is impossible in the relaxed value-set
+reachability fixpoint, or when every horizon up to ``N - 1`` is
+unsatisfiable, ``N`` the number of states of the value-set
+over-approximation (a loop-free plan visits at most ``N`` states); with
+option ``horizon=H`` it stops after ``H`` with "unknown"; otherwise at the
+time limit with "limit".
+
+Options: ``solver`` (a pysat solver name, default ``cadical195``),
+``horizon`` (maximum horizon), ``heuristic`` (use the admissible
+heuristic as above), ``max_pairs`` (encoding refusal limit).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pysat.card import ITotalizer
+from pysat.solvers import Solver, SolverNames
+
+from ..encodings.sat import TOP, CnfPlan, concretise, mutex_invariants
+from ..lang.errors import OptionError
+from .result import Clock, Limits, Result
+
+
+class _Sat:
+    """One incremental solver fed from a growing :class:`CnfPlan`, with time-limited calls."""
+
+    def __init__(self, enc: CnfPlan, name: str, clock: Clock):
+        self.enc = enc
+        self.clock = clock
+        self.solver = Solver(name=name)
+        self.calls = 0
+        self.extra: dict[str, Any] = {}
+        self.sync()
+
+    def sync(self) -> None:
+        clauses = self.enc.drain()
+        if clauses:
+            self.solver.append_formula(clauses)
+        self.clock.note_bytes(4 * self.enc.n_literals)
+
+    def solve(self, assumptions: list[int]) -> bool | None:
+        """True/False, or None when the time limit stopped the call.
+
+        With a deadline the call runs in conflict-budgeted slices (``solve_limited``;
+        CaDiCaL has no asynchronous interrupt in pysat), each sized from the measured
+        conflict rate to end before the deadline; learnt clauses carry over between slices.
+        """
+        self.sync()
+        assumptions = [a for a in assumptions if a != TOP]
+        if -TOP in assumptions:
+            return False
+        self.calls += 1
+        if self.clock.deadline is None:
+            return self.solver.solve(assumptions=assumptions)
+        budget = 2000
+        while True:
+            left = self.clock.deadline - time.perf_counter()
+            if left <= 0:
+                return None
+            before = self._conflicts()
+            t0 = time.perf_counter()
+            self.solver.conf_budget(budget)
+            r = self.solver.solve_limited(assumptions=assumptions)
+            if r is not None:
+                return r
+            spent = max(time.perf_counter() - t0, 1e-6)
+            rate = max(self._conflicts() - before, 1) / spent
+            budget = int(max(500, min(rate * min(left - spent, 2.0), 4 * budget)))
+
+    def _conflicts(self) -> int:
+        return int((self.solver.accum_stats() or {}).get("conflicts", 0))
+
+    def true_lits(self) -> set[int]:
+        model = self.solver.get_model() or []
+        return {lit for lit in model if lit > 0}
+
+    def stats(self, **extra: Any) -> dict[str, Any]:
+        acc = self.solver.accum_stats() or {}
+        return self.clock.stats(expanded=0, generated=0, conflicts=acc.get("conflicts", 0),
+                                decisions=acc.get("decisions", 0), clauses=self.solver.nof_clauses(),
+                                variables=self.solver.nof_vars(), solver_calls=self.calls,
+                                **self.extra, **extra)
+
+
+def solve(kernel: Any, limits: Limits, solver: str = "cadical195", horizon: int | None = None,
+          heuristic: bool = True, invariants: bool = True, symmetry: bool = True,
+          max_pairs: int = 200_000) -> Result:
+    task = kernel.task
+    if not hasattr(SolverNames, solver):
+        known = ", ".join(k for k in vars(SolverNames) if not k.startswith("_"))
+        raise OptionError(f"unknown SAT solver {solver!r} (pysat knows: {known})")
+    if horizon is not None and int(horizon) < 0:
+        raise OptionError("horizon must be >= 0")
+    clock = Clock(limits)
+    inv = None
+    t_inv = 0.0
+    if invariants:
+        t0 = time.perf_counter()
+        inv = mutex_invariants(task, deadline=clock.deadline, symmetric=symmetry)
+        t_inv = time.perf_counter() - t0
+    enc = CnfPlan(task, max_pairs=max_pairs, invariants=inv, symmetry=symmetry)
+    sat = _Sat(enc, solver, clock)
+    sat.extra = {"invariant_pairs": sum(len(p) for p in inv.values()) if inv else 0,
+                 "invariants_s": round(t_inv, 3)}
+    costs = [a.cost for a in task.actions]
+    unit = task.cost_kind == "unit"
+    use_h = bool(heuristic and unit and task.heuristic is not None and task.heuristic_admissible)
+    try:
+        return _run(task, enc, sat, clock, costs, unit, use_h, horizon)
+    finally:
+        sat.solver.delete()
+
+
+def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], unit: bool, use_h: bool,
+         cap: int | None) -> Result:
+    T = 0
+    skipped = 0  # horizons refuted by the encoding alone (goal impossible there)
+    while True:
+        g = enc.goal(T)
+        if g != -TOP:
+            assume = [g]
+            if T >= 1:
+                assume.append(-enc.noops[T - 1])
+            if use_h:
+                assume += [enc.heuristic_at_most(t, T - t) for t in range(T + 1)]
+            r = sat.solve(assume)
+            if r is None:
+                return Result("limit", "sat", stats=sat.stats(horizon=T),
+                              message=f"time limit during horizon {T}")
+            if r:
+                break
+        else:
+            skipped += 1
+            if enc.fixpoint_at is not None and T > enc.fixpoint_at:
+                return Result("unsolvable", "sat", stats=sat.stats(horizon=T),
+                              proof="the goal is impossible in the relaxed value-set reachability fixpoint")
+        if T + 1 >= enc.state_bound() and enc.fixpoint_at is not None:
+            return Result("unsolvable", "sat", stats=sat.stats(horizon=T),
+                          proof=f"UNSAT at horizons 0..{T}; a loop-free plan has fewer than "
+                                f"{enc.state_bound()} steps (value-set state bound)")
+        if cap is not None and T >= cap:
+            return Result("unknown", "sat", stats=sat.stats(horizon=T),
+                          message=f"no plan of at most {cap} steps (horizon cap)",
+                          proof=f"UNSAT at horizons 0..{T}")
+        if clock.out_of_time():
+            return Result("limit", "sat", stats=sat.stats(horizon=T),
+                          message=f"time limit after horizon {T}")
+        enc.extend()
+        T += 1
+    plan = concretise(task, enc.groups, enc.decode(sat.true_lits(), T))
+    cost = sum(costs[k] for k in plan)
+    how = f"UNSAT at horizons 0..{T - 1}" if T else "the initial state is a goal"
+    if use_h and T:
+        how += " (with the admissible heuristic's bound h(s_t) <= T - t)"
+    if unit or cost == 0:
+        return Result("optimal", "sat", cost, plan, sat.stats(horizon=T), proof=how)
+
+    # phase 2: minimise the cost at a horizon long enough (or as long as allowed)
+    cmin = min(costs)
+    if cmin >= 1:
+        H = max(T, (cost - 1) // cmin)
+        if cap is not None and H > cap:
+            H = cap
+        proven = H >= (cost - 1) // cmin
+    else:
+        H = cap if cap is not None else 2 * T
+        H = max(H, T)
+        proven = False
+    while enc.horizon < H:
+        if clock.out_of_time():
+            return Result("solved", "sat", cost, plan, sat.stats(horizon=T),
+                          message=f"time limit while extending to horizon {H}; "
+                                  f"the shortest plan ({T} steps) is given")
+        enc.extend()
+    g = enc.goal(H)
+    inputs = [q for t in range(H) for q in enc.cost_inputs(t)]
+    tot = ITotalizer(lits=inputs, ubound=cost, top_id=enc.pool.top)
+    enc.pool.top = max(enc.pool.top, tot.top_id)
+    for c in tot.cnf.clauses:
+        enc.add(list(c))
+    best_h = T
+    interrupted = False
+    while cost > 0:
+        r = sat.solve([g, -tot.rhs[cost - 1]])
+        if r is None:
+            interrupted = True
+            break
+        if not r:
+            break
+        new = concretise(task, enc.groups, enc.decode(sat.true_lits(), H))
+        new_cost = sum(costs[k] for k in new)
+        assert new_cost < cost, "cardinality bound violated by a decoded plan"
+        plan, cost, best_h = new, new_cost, H
+        if clock.out_of_time():
+            interrupted = True
+            break
+    tot.delete()
+    stats = sat.stats(horizon=H, first_horizon=T)
+    if interrupted:
+        return Result("solved", "sat", cost, plan, stats,
+                      message=f"time limit while minimising the cost at horizon {H}")
+    if cost == 0:
+        return Result("optimal", "sat", cost, plan, stats, proof="cost 0")
+    if proven:
+        return Result("optimal", "sat", cost, plan, stats,
+                      proof=f"a plan of cost < {cost} has at most {(cost - 1) // cmin} steps; "
+                            f"cost <= {cost - 1} UNSAT at horizon {H}")
+    why = ("zero-cost actions exist, so a longer plan could be cheaper" if cmin == 0
+           else f"horizon cap {H} below the {(cost - 1) // cmin} steps needed for a proof")
+    del best_h
+    return Result("solved", "sat", cost, plan, stats,
+                  message=f"cost {cost} is the least over plans of at most {H} steps; {why}")
