@@ -11,9 +11,9 @@ cannot trap the search.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from ..encodings.compiled import register_driver
 from ..encodings.kernel import CompiledKernel, Kernel
 from ..lang.errors import OptionError
 from .result import Clock, Limits, Result
@@ -21,11 +21,12 @@ from .result import Clock, Limits, Result
 SLICE = 200_000
 
 
-@nb.njit
-def _dfs(expand, heur, goal, TABS, LO, HI, costs, bound, budget, st, path, gs, acts,
-         succ, sacts, cnt, cur, par, hbuf, full_path_check):  # pragma: no cover - compiled
-    """One slice of a bounded DFS.  st = [depth, status, nodes, next_bound]; status 0 running, 1 found,
-    2 exhausted, 3 depth capacity reached."""
+_DFS = """
+@njit(cache=True)
+def idastar_dfs(TABS, LO, HI, costs, bound, budget, st, path, gs, acts,
+                succ, sacts, cnt, cur, par, hbuf, full_path_check):
+    # One slice of a bounded DFS.  st = [depth, status, nodes, next_bound]; status 0 running,
+    # 1 found, 2 exhausted, 3 depth capacity reached.
     d = st[0]
     V = path.shape[1]
     maxd = path.shape[0] - 1
@@ -41,7 +42,7 @@ def _dfs(expand, heur, goal, TABS, LO, HI, costs, bound, budget, st, path, gs, a
         cur[d] += 1
         a = sacts[d, j]
         g2 = gs[d] + costs[a]
-        heur(succ[d, j:j + 1], hbuf, TABS)
+        heuristic(succ[d, j:j + 1], hbuf, TABS)
         f2 = g2 + hbuf[0]
         if f2 > bound:
             if f2 < st[3]:
@@ -89,14 +90,27 @@ def _dfs(expand, heur, goal, TABS, LO, HI, costs, bound, budget, st, path, gs, a
         d += 1
     st[0] = -1
     st[1] = 2
+"""
+register_driver("idastar_dfs", _DFS)
+
+
+def _warm(k: CompiledKernel) -> None:
+    """Compile (or load from disk) the DFS loop now, so search time excludes start-up."""
+    V, n = k.n_vars, k._mod.N_ACTIONS
+    i1 = np.zeros(2, dtype=np.int64)
+    st = np.zeros(4, dtype=np.int64)
+    k._mod.idastar_dfs(k._tabs, k._lo, k._hi, k.costs, 0, 0, st, np.zeros((2, V), dtype=np.int64), i1, i1,
+                       np.zeros((2, n, V), dtype=np.int64), np.zeros((2, n), dtype=np.int64), i1, i1,
+                       np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64), False)
 
 
 def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
     if not isinstance(kernel, CompiledKernel):
         raise OptionError("engine idastar needs the compiled kernel (--kernel numba)")
     task = kernel.task
-    clock = Clock(limits)
     mod, tabs = kernel._mod, kernel._tabs
+    _warm(kernel)
+    clock = Clock(limits)
     costs = kernel.costs
     root = kernel.init_state()
     if kernel.goal(root)[0]:
@@ -129,8 +143,8 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
         st = np.array([0, 0, 0, np.iinfo(np.int64).max], dtype=np.int64)
         clock.note_bytes(succ.nbytes + path.nbytes)
         while st[1] == 0:
-            _dfs(mod.expand, mod.heuristic, mod.goal, tabs, kernel._lo, kernel._hi, costs, bound, SLICE,
-                 st, path, gs, acts, succ, sacts, cnt, cur, par, hbuf, full_check)
+            mod.idastar_dfs(tabs, kernel._lo, kernel._hi, costs, bound, SLICE,
+                            st, path, gs, acts, succ, sacts, cnt, cur, par, hbuf, full_check)
             if st[1] == 0 and (clock.out_of_time() or clock.too_many(expanded + int(st[2]))):
                 expanded += int(st[2])
                 iterations.append(bound)
