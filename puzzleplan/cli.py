@@ -1,4 +1,4 @@
-"""Command line: ``puzzleplan solve|show|dump|models|bench``.
+"""Command line: ``puzzleplan solve|verify|show|dump|models|bench``.
 
 Exit codes (docs/cli.md): 0 solved; 10 proven unsolvable; 12 limit or
 unknown; 20 engines disagree; 21 a plan failed the reference checker;
@@ -70,6 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--enumerate", action="store_true",
                    help="bfs only: explore every reachable state and report how many")
 
+    v = sub.add_parser("verify", help="run several engines, replay every plan, compare optima")
+    common(v)
+    v.add_argument("--engines", default="bfs,astar", help="comma-separated engines (default bfs,astar)")
+    v.add_argument("--json", action="store_true", help="print one JSON object")
+    v.add_argument("--time-limit", type=_positive_float, metavar="S", help="time limit per engine")
+    v.add_argument("--max-states", type=_positive_int, metavar="N", help="state limit per engine")
+    v.add_argument("--kernel", default="numba", choices=("numba", "numpy"))
+
     sh = sub.add_parser("show", help="draw the board; with --plan, solve and replay the plan step by step")
     common(sh)
     sh.add_argument("--plan", nargs="?", const="", default=None, metavar="FILE",
@@ -121,6 +129,17 @@ def _dispatch(args: argparse.Namespace) -> int:
         api.check_engine(args.engine)
         if args.enumerate and args.engine != "bfs":
             raise PuzzleError("--enumerate works with --engine bfs only", code=EXIT_BAD_OPTION)
+    if args.command == "verify":
+        from . import crosscheck
+
+        engines = crosscheck.parse_engines(args.engines)
+        loaded = api.load_task(args.model, args.instance, args.options)
+        verdict = crosscheck.run(loaded, engines, Limits(args.time_limit, args.max_states), args.kernel)
+        if args.json:
+            print(json.dumps(verdict.to_json(loaded), ensure_ascii=False))
+        else:
+            print(crosscheck.table(verdict))
+        return crosscheck.exit_code(verdict)
     loaded = api.load_task(args.model, args.instance, args.options)
     if args.command == "dump":
         print(loaded.task.to_json() if args.json else loaded.task.dump())
