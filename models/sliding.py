@@ -61,8 +61,16 @@ def _rows(rec: Record, lines: list[tuple[int, str]], n: int | None) -> tuple[lis
     return values, used
 
 
-def _check_perm(rec: Record, vals: list[int], n: int, line: int, what: str) -> None:
+def _check_perm(rec: Record, vals: list[int], n: int, rows: list[tuple[int, str]], what: str) -> None:
+    """The values must be 0..n*n-1 once each; an error names the row holding the first bad value."""
     if sorted(vals) != list(range(n * n)):
+        seen: set[int] = set()
+        line = rows[0][0]
+        for i, v in enumerate(vals):
+            if not 0 <= v < n * n or v in seen:
+                line = rows[i // n][0]
+                break
+            seen.add(v)
         missing = sorted(set(range(n * n)) - set(vals))
         dup = sorted({v for v in vals if vals.count(v) > 1})
         out = sorted(v for v in vals if not 0 <= v < n * n)
@@ -79,7 +87,7 @@ def parse(rec: Record) -> Sliding:
         raise rec.error("a sliding puzzle needs at least 2 columns", body[0][0])
     start, used = _rows(rec, body, None)
     n = int(round(len(start) ** 0.5))
-    _check_perm(rec, start, n, body[0][0], "start")
+    _check_perm(rec, start, n, body[:used], "start")
     rest = body[used:]
     goal = list(range(1, n * n)) + [0]
     if rest:
@@ -89,7 +97,7 @@ def parse(rec: Record) -> Sliding:
         after = text.split(":", 1)[1].strip() if ":" in text else ""
         goal_lines = ([(no, after)] if after else []) + rest[1:]
         goal, gused = _rows(rec, goal_lines, n)
-        _check_perm(rec, goal, n, goal_lines[0][0], "goal")
+        _check_perm(rec, goal, n, goal_lines[:gused], "goal")
         if len(goal_lines) > gused:
             raise rec.error("unexpected line after the goal rows", goal_lines[gused][0])
     return Sliding(n, start, goal, rec.id or rec.header("name") or f"{n * n - 1}-puzzle")

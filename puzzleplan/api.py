@@ -73,15 +73,19 @@ def load_model(name_or_path: str) -> ModuleType:
     sys.modules[mod_name] = mod
     try:
         spec.loader.exec_module(mod)
+        for attr in ("parse", "build"):
+            if not callable(getattr(mod, attr, None)):
+                raise ModelError(f"model file defines no {attr}() function", str(path))
     except PuzzleError:
+        sys.modules.pop(mod_name, None)
         raise
+    except SyntaxError as e:
+        sys.modules.pop(mod_name, None)
+        raise ModelError(f"syntax error in model file: {e.msg}", str(path), e.lineno) from None
     except Exception as e:  # a broken model file is the user's input: report it, one line
-        del sys.modules[mod_name]
+        sys.modules.pop(mod_name, None)
         raise ModelError(f"model file failed to load: {type(e).__name__}: {e}", str(path),
                          _line_in(e, path)) from None
-    for attr in ("parse", "build"):
-        if not callable(getattr(mod, attr, None)):
-            raise ModelError(f"model file defines no {attr}() function", str(path))
     return mod
 
 
@@ -144,7 +148,14 @@ def load_task(model: str | ModuleType, instance: str, options: list[str] | None 
     opts = parse_options(mod, options or [])
     path, rid = split_instance(instance)
     rec = select_record(path, rid)
-    data = mod.parse(rec)
+    try:
+        data = mod.parse(rec)
+    except PuzzleError:
+        raise
+    except Exception as e:
+        f = getattr(mod, "__file__", None) or "model"
+        raise ModelError(f"model failed to parse {path}: {type(e).__name__}: {e}", f,
+                         _line_in(e, Path(f))) from None
     try:
         built = mod.build(data, **opts)
     except PuzzleError:
@@ -164,6 +175,39 @@ def check_engine(name: str) -> None:
     if name not in ENGINES:
         raise PuzzleError(f"unknown engine {name!r} (choose from {', '.join(ENGINES)})",
                           code=EXIT_UNKNOWN_ENGINE)
+
+
+def engine_options(engine: str, pairs: list[str]) -> dict[str, Any]:
+    """``-E key=value`` pairs checked against the engine function's keyword parameters."""
+    import inspect
+
+    fn = ENGINES[engine]
+    params = {n: p for n, p in inspect.signature(fn).parameters.items()
+              if n not in ("kernel", "limits") and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise OptionError(f"engine option {pair!r} must look like key=value")
+        key, text = (x.strip() for x in pair.split("=", 1))
+        if key not in params or key == "enumerate_all":
+            known = ", ".join(n for n in params if n != "enumerate_all") or "none"
+            raise OptionError(f"engine {engine} has no option {key!r} (known: {known})")
+        default = params[key].default
+        try:
+            if isinstance(default, bool):
+                if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError
+                out[key] = text.lower() in ("true", "1", "yes")
+            elif isinstance(default, int):
+                out[key] = int(text)
+            elif isinstance(default, float):
+                out[key] = float(text)
+            else:
+                out[key] = text
+        except ValueError:
+            raise OptionError(f"engine option {key}: {text!r} is not a valid "
+                              f"{type(default).__name__}") from None
+    return out
 
 
 def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, kernel: str = "numba",

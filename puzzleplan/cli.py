@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from .lang.errors import EXIT_BAD_OPTION, PuzzleError
+from .lang.errors import EXIT_BAD_OPTION, EXIT_BAD_PLAN, PuzzleError
 from .solvers import DESCRIPTIONS, ENGINES, Limits
 
 
@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="successor kernel: compiled (default) or plain numpy")
     s.add_argument("--enumerate", action="store_true",
                    help="bfs only: explore every reachable state and report how many")
+    s.add_argument("-E", dest="engine_options", action="append", default=[], metavar="KEY=VALUE",
+                   help="engine option (repeatable), e.g. -E horizon=40 for sat/cpsat")
 
     v = sub.add_parser("verify", help="run several engines, replay every plan, compare optima")
     common(v)
@@ -147,6 +149,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "show":
         return _show(loaded, args)
     extra: dict[str, Any] = {"enumerate_all": True} if args.enumerate else {}
+    extra.update(api.engine_options(args.engine, args.engine_options))
     result = api.solve(loaded, args.engine, Limits(args.time_limit, args.max_states), args.kernel, **extra)
     if args.json:
         print(json.dumps(api.result_json(loaded, result), ensure_ascii=False))
@@ -182,7 +185,6 @@ def _print_result(loaded: Any, result: Any) -> None:
 
 def _show(loaded: Any, args: argparse.Namespace) -> int:
     from . import api
-    from .lang.errors import EXIT_BAD_PLAN
     from .verify.reference import apply
 
     task = loaded.task
@@ -200,6 +202,8 @@ def _show(loaded: Any, args: argparse.Namespace) -> int:
         plan = result.plan
     else:
         plan = _read_plan(task, args.plan, EXIT_BAD_PLAN)
+    from .verify.reference import is_goal
+
     total = 0
     for i, k in enumerate(plan, 1):
         a = task.actions[k]
@@ -207,6 +211,10 @@ def _show(loaded: Any, args: argparse.Namespace) -> int:
         state = apply(task, a, state)
         print(f"\nstep {i}: {a.label}   (cost so far {total})")
         print(render(state))
+    if not is_goal(task, state):
+        print(f"\nthe plan ends here without reaching the goal (cost {total})")
+        return EXIT_BAD_PLAN
+    print(f"\ngoal reached, cost {total}")
     return 0
 
 

@@ -71,9 +71,19 @@ class CpEncodingError(ModelError):
 def node_values(e: Expr, var_sets: Sequence[frozenset[int]], memo: dict[int, frozenset[int]],
                 limit: int = 100_000) -> frozenset[int]:
     """The values ``e`` can take when each variable ranges over its set (booleans as 0/1)."""
-    for n in walk([e]):
-        if id(n) not in memo:
+    got = memo.get(id(e))
+    if got is not None:
+        return got
+    stack: list[tuple[Expr, bool]] = [(e, False)]
+    while stack:
+        n, ready = stack.pop()
+        if id(n) in memo:
+            continue
+        if ready:
             memo[id(n)] = _values(n, [memo[id(a)] for a in n.args], var_sets, limit)
+            continue
+        stack.append((n, True))
+        stack.extend((a, False) for a in n.args if id(a) not in memo)
     return memo[id(e)]
 
 
@@ -189,12 +199,15 @@ IntX = Any     # an int, an IntVar or a linear expression
 class CpPlan:
     """CP-SAT model of "a plan of at most ``horizon`` steps reaches the goal".
 
-    ``exact``: no noop at the last step (so exactly ``horizon`` actions, used when the
-    horizon grows one step at a time).  ``h_bound``: post ``h(s_t) <= horizon - t`` (valid
-    for unit costs with an admissible heuristic).  ``objective``: minimise the plan cost.
+    ``exact``: no noop at the last step (exactly ``horizon`` actions).  ``objective``:
+    minimise the plan cost.  With an admissible heuristic ``h`` (``heuristic=True``) every
+    step ``t`` gets the cut ``cost(steps < t) + h(s_t) <= total cost`` (the rest of the plan
+    is a plan from ``s_t``), and with unit costs also ``h(s_t) <= horizon - t``.
+    ``symmetry``: states are kept canonical (interchangeable objects sorted, see ``_sort``).
+    ``invariants``: forbidden value pairs posted at every step.
     """
 
-    def __init__(self, task: Task, horizon: int, *, exact: bool = False, h_bound: bool = False,
+    def __init__(self, task: Task, horizon: int, *, exact: bool = False, heuristic: bool = True,
                  objective: bool = True, limit: int = 100_000, symmetry: bool = True,
                  invariants: Invariants | None = None):
         self.task = task
@@ -208,6 +221,7 @@ class CpPlan:
         self._memo: list[dict[int, frozenset[int]]] = [{} for _ in range(horizon + 1)]
         self._cache: dict[tuple[int, int], Any] = {}
         self._single: dict[int, int | None] = {}
+        self._tables: dict[int, dict[int, int]] = {}  # node -> {value of its one variable: its value}
         self.infeasible = False
         self.x: list[list[IntX]] = []
         for t in range(horizon + 1):
@@ -242,17 +256,33 @@ class CpPlan:
             self.m.add_implication(self.noops[t - 1], self.noops[t])  # noops only at the end
         if exact and horizon > 0:
             self.m.add(self.noops[horizon - 1] == 0)
-        if h_bound and task.heuristic is not None:
+        self.enforce(task.goal, horizon, [])
+        step_cost = [sum(task.actions[k].cost * lit for k, lit in self.acts[t].items()
+                         if task.actions[k].cost) for t in range(horizon)]
+        self.cost = sum(step_cost)
+        if heuristic and task.heuristic is not None and task.heuristic_admissible:
+            unit = task.cost_kind == "unit"
+            prefix: Any = 0
             for t in range(horizon + 1):
                 h, _ = self.integer(task.heuristic, t)
-                self.m.add(h <= horizon - t)
-        self.enforce(task.goal, horizon, [])
-        self.cost = sum(task.actions[k].cost * lit for t in range(horizon)
-                        for k, lit in self.acts[t].items() if task.actions[k].cost)
+                self._add(prefix + h <= self.cost)
+                if unit:
+                    self._add(h <= horizon - t)
+                if t < horizon:
+                    prefix = prefix + step_cost[t]
         if objective and not isinstance(self.cost, int):
             self.m.minimize(self.cost)
 
     # ------------------------------------------------------------------ helpers
+    def _add(self, c: Any) -> None:
+        """Post a constraint that may have folded to a Python bool."""
+        if isinstance(c, bool):
+            if not c:
+                self.infeasible = True
+                self.m.add_bool_or([])
+            return
+        self.m.add(c)
+
     def _post_invariants(self, row: list[IntX], only: set[int] | None = None) -> None:
         for (v, w), pairs in self.invariants.items():
             if only is not None and v not in only and w not in only:
@@ -329,12 +359,12 @@ class CpPlan:
     def _unary(self, e: Expr, v: int, t: int, vals: frozenset[int]) -> Any:
         """``e`` as a function of the single variable ``v`` (tabulated over v's domain at ``t``)."""
         dom = sorted(self.sets[t][v])
+        table = self._tables.setdefault(id(e), {})
         vs = [frozenset() for _ in self.sets[t]]
-        table = {}
         for d in dom:
-            vs[v] = frozenset((d,))
-            (val,) = node_values(e, vs, {}, self.limit)
-            table[d] = val
+            if d not in table:
+                vs[v] = frozenset((d,))
+                (table[d],) = node_values(e, vs, {}, self.limit)
         x = self.x[t][v]
         if e.kind == BOOL:
             yes = [d for d in dom if table[d]]

@@ -11,13 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.task import Task
+from ..lang.errors import ModelError
 from ..lang.expr import BOOL, Expr
 
 STATE_DTYPE = np.int64
 
 
-class DomainError(ValueError):
-    """An action produced a value outside a variable's domain (a model bug)."""
+class DomainError(ModelError):
+    """An action produced a value outside a variable's domain: a bug in the model, reported as one."""
 
 
 def evaluate(e: Expr, S: np.ndarray, memo: dict[int, np.ndarray] | None = None) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Duplicate detection hashes and compares these words instead of rows of
 int64: a Hua Rong Dao state (10 pieces on 20 cells) is one 64-bit word, a
-15-puzzle state too, a 24-puzzle state two.  The layout is a pure function
+15-puzzle state too, a 24-puzzle state three (variables never straddle words).  The layout is a pure function
 of the domains, so keys from different kernels of one task agree.
 """
 

@@ -7,9 +7,10 @@ auxiliary variable.  Constants are folded while building, which is what
 lets a model write guards with Python-level conditions (board edges, static
 walls) without leaving dead branches in the grounded task.
 
-Every node has a *kind*: ``int`` or ``bool``.  Booleans are never added
-implicitly; ``Count`` and ``ToInt`` convert them, so that numpy, numba and
-the plain-Python checker cannot disagree about ``True + True``.
+Every node has a *kind*: ``int`` or ``bool``.  A boolean used in arithmetic
+is converted by an explicit ``ToInt`` node (inserted automatically, or
+written as ``Count``), so that numpy, numba and the plain-Python checker
+cannot disagree about ``True + True``.
 """
 
 from __future__ import annotations

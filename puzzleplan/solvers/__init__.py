@@ -21,8 +21,8 @@ def _astar(kernel: Kernel, limits: Limits) -> Result:
     return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar")
 
 
-def _idastar(kernel: Kernel, limits: Limits) -> Result:
-    return idastar.solve(kernel, limits)
+def _idastar(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
+    return idastar.solve(kernel, limits, max_depth=max_depth)
 
 
 ENGINES: dict[str, Callable[..., Result]] = {

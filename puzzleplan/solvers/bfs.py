@@ -27,7 +27,7 @@ from .visited import Growable, StateTable
 
 CHUNK = 1 << 16
 OUT_ROWS = 1 << 13
-BUDGET = 1 << 16   # states expanded between two looks at the clock
+BUDGET = 1 << 12   # states expanded between two looks at the clock (a few milliseconds)
 
 
 class _Search:
@@ -150,7 +150,7 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
 # or more cheaper are dropped (the dominance prune of lang.Model.aux_bound).
 #   st: 0 wpos, 1 wend, 2 g, 3 size, 4 n candidates, 5 expanded, 6 generated, 7 goal id, 8 goal cost,
 #       9 enumerate?, 10 n layers, 11 bad successor row, 12 its action, 13 slack (-1 none),
-#       14 configurations stored, 15 pruned
+#       14 configurations stored, 15 pruned, 16 max states (stop when more are stored)
 _BFS_RUN = """
 @njit(cache=True)
 def bfs_run(st, KEYS, SLOTS, PARENT, ACTION, COSTS, TABS, LO, HI,
@@ -196,7 +196,7 @@ def bfs_run(st, KEYS, SLOTS, PARENT, ACTION, COSTS, TABS, LO, HI,
             st[1] = cnt
             st[2] += 1
             continue
-        if done >= budget:
+        if done >= budget or st[3] > st[16]:
             return 4
         if (st[3] + rows > KEYS.shape[0] or st[4] + rows > CK.shape[0] or wend + rows > WORK.shape[0]
                 or (st[13] >= 0 and st[14] + rows > CKEYS.shape[0])):
@@ -268,12 +268,17 @@ def _warm(k: CompiledKernel) -> None:
     """Call ``bfs_run`` once with a zero budget: numba compiles it (or loads it from disk) now."""
     V, W = k.n_vars, k.n_words
     i1, u2 = np.zeros(4, dtype=np.int64), np.zeros((4, W), dtype=np.uint64)
-    st = np.zeros(16, dtype=np.int64)
+    st = np.zeros(20, dtype=np.int64)
     st[1] = 1
     k._mod.bfs_run(st, u2, np.full(8, -1, dtype=np.int64), i1, i1, k.costs, k._tabs, k._lo, k._hi,
                    i1, i1, u2, i1, i1, i1, np.zeros((4, V), dtype=np.int64), np.zeros(4, dtype=np.bool_),
                    np.zeros((4, V), dtype=np.int64), i1, i1, u2, 0, u2, np.full(8, -1, dtype=np.int64), i1,
                    np.zeros(W, dtype=np.uint64), np.zeros((1, W), dtype=np.uint64))
+    t = StateTable(W, 16)
+    t.insert(np.zeros((1, W), dtype=np.uint64))
+    t.reserve(64)
+    visit_config(t.slots, t.keys, t.size, u2, 0, np.zeros(W, dtype=np.uint64), np.zeros(64, dtype=np.int64),
+                 0, 0, np.zeros((1, W), dtype=np.uint64))
 
 
 def _run_compiled(run: _Search, root: int) -> list[int]:
@@ -296,7 +301,8 @@ def _run_compiled(run: _Search, root: int) -> list[int]:
     PAR = np.empty(rows, dtype=np.int64)
     ACT = np.empty(rows, dtype=np.int64)
     K = np.empty((rows, W), dtype=np.uint64)
-    st = np.zeros(16, dtype=np.int64)
+    st = np.zeros(20, dtype=np.int64)
+    st[16] = run.clock.max_states if run.clock.max_states is not None else np.iinfo(np.int64).max
     slack = k.task.aux_slack
     prune = slack is not None and not run.enumerate_all
     st[1], st[3], st[7], st[9] = 1, run.table.size, -1, int(run.enumerate_all)

@@ -1,32 +1,45 @@
 """Engine ``cpsat``: the unrolled planning model of :mod:`puzzleplan.encodings.cpsat` on OR-Tools CP-SAT.
 
-Default strategy (no ``horizon`` option):
+Each model says "a plan of at most ``H`` steps reaches the goal" (noops only at
+the end) and minimises the total cost.  CP-SAT is not incremental, so every
+horizon is a fresh model; rather than one model per step, the default
+strategy grows the horizon geometrically until a model is feasible:
 
-1. horizon search: for ``T = T0, T0+1, ...`` build the model "exactly ``T``
-   actions reach the goal" and ask CP-SAT for feasibility.  ``T0`` is 0, or
-   ``h(init)`` when costs are unit and the model's heuristic is declared
-   admissible (no plan is shorter); with that heuristic the models also carry
-   ``h(s_t) <= T - t``.  CP-SAT is not incremental, so each horizon is a new
-   model; INFEASIBLE answers are the proof that no shorter plan exists.
-2. cost: at the first feasible ``T`` the model "at most ``H`` steps" (noops at
-   the end) is solved minimising the total cost, where ``H`` is ``T`` for unit
-   costs, ``max(T, (C-1) // cmin)`` when every cost is at least ``cmin >= 1``
-   (a cheaper plan cannot be longer), and ``2 T`` when zero-cost actions exist.
+    H = L, then max(H + 1, ceil(1.5 H)), ...
 
-The result is "optimal" only when CP-SAT reports OPTIMAL *and* the horizon
-covers every cheaper plan: unit or positive costs as above (or cost 0).
-With zero-cost actions a longer plan could be cheaper, so the answer is
-"solved" with the horizon in the message.  With ``horizon=H`` step 1 is
-skipped and the cost is minimised over plans of at most ``H`` steps;
-INFEASIBLE there is "unknown" (no plan of at most ``H`` steps).
+where ``L`` is a lower bound on the plan length: ``ceil(h(init) / max cost)``
+when the model's heuristic is declared admissible (``h`` bounds the cost, and
+each step costs at most the maximum), else 0.  An INFEASIBLE answer at ``H``
+proves that no plan has at most ``H`` steps.  At the first feasible ``H``
+CP-SAT minimises the cost over all plans of at most ``H`` steps; with an
+admissible heuristic the models carry the cuts ``cost(prefix) + h(s_t) <= cost``
+(and ``h(s_t) <= H - t`` for unit costs).
 
-Options: ``horizon``, ``workers`` (CP-SAT ``num_workers``, default 1: deterministic),
-``seed`` (``random_seed``, default 0), ``heuristic`` (use the admissible heuristic).
-The time limit covers model building too: each solve gets the remaining time.
+Claims (CP-SAT status OPTIMAL with cost ``C`` at horizon ``H``):
+
+* "optimal" when every action costs at least ``cmin >= 1`` and
+  ``(C - 1) // cmin <= H`` (a cheaper plan would have fitted; for unit costs
+  always, since ``C <= H``); when ``(C - 1) // cmin > H`` the horizon is raised
+  to that bound and the cost minimised again;
+* "optimal" when ``C = 0``;
+* "solved" when zero-cost actions exist: a longer plan could be cheaper, and
+  the message gives the horizon the cost is minimal for.
+
+With ``horizon=H`` only that horizon is solved; INFEASIBLE is "unknown" (no
+plan of at most ``H`` steps).  Options: ``horizon``, ``workers`` (CP-SAT
+``num_workers``, default 1: deterministic), ``seed`` (``random_seed``, default
+0), ``heuristic`` (use the model's admissible heuristic; default: only when all
+costs are 1 -- the cost cut needs ``h`` admissible in *every* state, and a
+0/1-cost model whose ``h`` ignores free continuations breaks it),
+``invariants`` (2-literal invariants from
+:func:`puzzleplan.encodings.sat.mutex_invariants`), ``symmetry`` (canonical
+states for interchangeable objects).  The time limit covers invariant
+synthesis and model building: each solve gets the time that is left.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +67,7 @@ class _Runner:
 
         self.models += 1
         self.size = plan.size()
-        left = None if self.clock.deadline is None else self.clock.deadline - _now()
+        left = None if self.clock.deadline is None else self.clock.deadline - time.perf_counter()
         if left is not None and left <= 0:
             return "UNKNOWN", None
         solver = cp_model.CpSolver()
@@ -76,12 +89,8 @@ class _Runner:
                                 models=self.models, **self.size, **self.extra, **extra)
 
 
-def _now() -> float:
-    return time.perf_counter()
-
-
 def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int = 1, seed: int = 0,
-          heuristic: bool = True, invariants: bool = True, symmetry: bool = True) -> Result:
+          heuristic: bool | None = None, invariants: bool = True, symmetry: bool = True) -> Result:
     from ..encodings.cpsat import CpPlan, node_values
     from ..encodings.sat import mutex_invariants
 
@@ -93,76 +102,67 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     clock = Clock(limits)
     run = _Runner(clock, int(workers), int(seed))
     costs = [a.cost for a in task.actions]
-    unit = task.cost_kind == "unit"
-    cmin = min(costs, default=1)
-    h_ok = bool(heuristic and unit and task.heuristic is not None and task.heuristic_admissible)
+    cmin, cmax = min(costs, default=1), max(costs, default=1)
+    if heuristic is None:  # default: only where every step costs 1 (see the module docstring)
+        heuristic = task.cost_kind == "unit"
+    admissible = bool(heuristic and task.heuristic is not None and task.heuristic_admissible)
     inv = None
     if invariants:
-        t0 = _now()
+        t0 = time.perf_counter()
         inv = mutex_invariants(task, deadline=clock.deadline, symmetric=symmetry)
         run.extra = {"invariant_pairs": sum(len(p) for p in inv.values()) if inv else 0,
-                     "invariants_s": round(_now() - t0, 3)}
+                     "invariants_s": round(time.perf_counter() - t0, 3)}
 
-    def build(T: int, **kw: Any) -> CpPlan:
-        return CpPlan(task, T, invariants=inv, symmetry=symmetry, **kw)
-
-    T: int
-    first_how = ""
-    if horizon is None:
-        T = 0
-        if h_ok:
-            init = [frozenset((v,)) for v in task.init]  # h is symmetric: the real init will do
-            T = min(node_values(task.heuristic, init, {}))  # type: ignore[arg-type]
-        T0 = T
-        while True:
-            if clock.out_of_time():
-                return Result("limit", "cpsat", stats=run.stats(horizon=T),
-                              message=f"time limit before horizon {T}")
-            model = build(T, exact=True, h_bound=h_ok, objective=False)
-            status, solver = run.solve(model)
-            if status in ("FEASIBLE", "OPTIMAL"):
-                break
-            if status != "INFEASIBLE":
-                return Result("limit", "cpsat", stats=run.stats(horizon=T),
-                              message=f"time limit during horizon {T}")
-            T += 1
-        first_how = (f"INFEASIBLE at horizons {T0}..{T - 1}" if T > T0 else "")
-        if T0:
-            first_how = (first_how + "; " if first_how else "") + f"admissible h(init) = {T0}"
-        assert solver is not None
+    lower = 0
+    if admissible and cmax > 0:
+        h0 = min(node_values(task.heuristic, [frozenset((v,)) for v in task.init], {}))  # type: ignore[arg-type]
+        lower = math.ceil(h0 / cmax)
+    fixed = horizon is not None
+    H = int(horizon) if fixed else lower  # type: ignore[arg-type]
+    refuted = -1  # largest horizon proven infeasible
+    best: tuple[int, list[int]] | None = None
+    while True:
+        if clock.out_of_time():
+            return Result("limit", "cpsat", stats=run.stats(horizon=H),
+                          message=f"time limit before horizon {H}")
+        model = CpPlan(task, H, heuristic=admissible, invariants=inv, symmetry=symmetry)
+        status, solver = run.solve(model)
+        if status == "INFEASIBLE":
+            if fixed:
+                return Result("unknown", "cpsat", stats=run.stats(horizon=H),
+                              message=f"no plan of at most {H} steps", proof=f"INFEASIBLE at horizon {H}")
+            refuted = H
+            H = max(H + 1, math.ceil(1.5 * H))
+            continue
+        if status not in ("FEASIBLE", "OPTIMAL"):
+            if best is not None:
+                return Result("solved", "cpsat", best[0], best[1], run.stats(horizon=H),
+                              message=f"time limit while minimising the cost at horizon {H}")
+            return Result("limit", "cpsat", stats=run.stats(horizon=H), message=f"time limit at horizon {H}")
         plan = model.decode(solver)
         cost = sum(costs[k] for k in plan)
-        if unit or cost == 0:
-            return Result("optimal", "cpsat", cost, plan, run.stats(horizon=T),
-                          proof=(first_how or "the initial state is a goal") +
-                          (f"; a {T}-step plan" if T else ""))
-        H = max(T, (cost - 1) // cmin) if cmin >= 1 else 2 * T
-    else:
-        H = int(horizon)
-        T = -1
-    if clock.out_of_time():
-        return Result("limit", "cpsat", stats=run.stats(horizon=H), message="time limit before optimising")
-    model = build(H, exact=False, objective=True)
-    status, solver = run.solve(model)
-    if status == "INFEASIBLE":
-        return Result("unknown", "cpsat", stats=run.stats(horizon=H),
-                      message=f"no plan of at most {H} steps", proof=f"INFEASIBLE at horizon {H}")
-    if status not in ("FEASIBLE", "OPTIMAL"):
-        return Result("limit", "cpsat", stats=run.stats(horizon=H), message=f"time limit at horizon {H}")
-    assert solver is not None
-    plan = model.decode(solver)
-    cost = sum(costs[k] for k in plan)
-    stats = run.stats(horizon=H, **({"first_horizon": T} if T >= 0 else {}))
-    if status == "FEASIBLE":
+        stats = run.stats(horizon=H)
+        if status == "FEASIBLE":
+            return Result("solved", "cpsat", cost, plan, stats,
+                          message=f"time limit while minimising the cost at horizon {H}")
+        if cost == 0:
+            return Result("optimal", "cpsat", cost, plan, stats, proof="cost 0")
+        if cmin >= 1:
+            need = (cost - 1) // cmin
+            if need <= H:
+                proof = f"CP-SAT OPTIMAL over plans of at most {H} steps; a cheaper plan has at most {need}"
+                if refuted >= 0:
+                    proof += f"; INFEASIBLE at horizon {refuted}"
+                if lower:
+                    proof += f"; admissible h(init) gives at least {lower} steps"
+                return Result("optimal", "cpsat", cost, plan, stats, proof=proof)
+            if not fixed:
+                best = (cost, plan)
+                H = need  # a cheaper plan could need more steps: minimise again over them
+                continue
+            return Result("solved", "cpsat", cost, plan, stats,
+                          message=f"cost {cost} is the least over plans of at most {H} steps; a cheaper "
+                                  f"plan could need up to {need} steps")
         return Result("solved", "cpsat", cost, plan, stats,
-                      message=f"time limit while minimising the cost at horizon {H}")
-    if cost == 0:
-        return Result("optimal", "cpsat", cost, plan, stats, proof="cost 0")
-    if cmin >= 1 and (cost - 1) // cmin <= H:
-        return Result("optimal", "cpsat", cost, plan, stats,
-                      proof=f"CP-SAT OPTIMAL over plans of at most {H} steps; a plan of cost < {cost} "
-                            f"has at most {(cost - 1) // cmin} steps")
-    why = ("zero-cost actions exist, so a longer plan could be cheaper" if cmin == 0
-           else f"a cheaper plan could need up to {(cost - 1) // cmin} steps")
-    return Result("solved", "cpsat", cost, plan, stats,
-                  message=f"cost {cost} is the least over plans of at most {H} steps; {why}")
+                      message=f"cost {cost} is the least over plans of at most {H} steps; zero-cost "
+                              "actions exist, so a longer plan could be cheaper")

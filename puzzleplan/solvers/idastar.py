@@ -169,4 +169,7 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
         if st[3] == np.iinfo(np.int64).max:
             return Result("unsolvable", "idastar", proof="no path within any bound",
                           stats=clock.stats(expanded=expanded, iterations=iterations))
+        if clock.out_of_time() or clock.too_many(expanded):
+            return Result("limit", "idastar", stats=clock.stats(expanded=expanded, generated=expanded,
+                                                                 iterations=iterations))
         bound = int(st[3])

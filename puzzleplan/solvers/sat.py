@@ -182,45 +182,53 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
     if unit or cost == 0:
         return Result("optimal", "sat", cost, plan, sat.stats(horizon=T), proof=how)
 
-    # phase 2: minimise the cost at a horizon long enough (or as long as allowed)
+    # phase 2: minimise the cost, horizon by horizon from T, up to a horizon long enough
+    # (positive costs) or as long as allowed (zero-cost actions); one totalizer, extended
     cmin = min(costs)
-    if cmin >= 1:
-        H = max(T, (cost - 1) // cmin)
-        if cap is not None and H > cap:
-            H = cap
-        proven = H >= (cost - 1) // cmin
-    else:
-        H = cap if cap is not None else 2 * T
-        H = max(H, T)
-        proven = False
-    while enc.horizon < H:
-        if clock.out_of_time():
-            return Result("solved", "sat", cost, plan, sat.stats(horizon=T),
-                          message=f"time limit while extending to horizon {H}; "
-                                  f"the shortest plan ({T} steps) is given")
-        enc.extend()
-    g = enc.goal(H)
-    inputs = [q for t in range(H) for q in enc.cost_inputs(t)]
-    tot = ITotalizer(lits=inputs, ubound=cost, top_id=enc.pool.top)
-    enc.pool.top = max(enc.pool.top, tot.top_id)
-    for c in tot.cnf.clauses:
-        enc.add(list(c))
-    best_h = T
+
+    def target() -> int:
+        if cmin >= 1:
+            need = max(T, (cost - 1) // cmin)
+            return need if cap is None else min(need, cap)
+        return max(T, cap if cap is not None else 2 * T)
+
+    H = T
+    tot: ITotalizer | None = None
+    counted = 0  # steps whose cost literals the totalizer counts
     interrupted = False
-    while cost > 0:
-        r = sat.solve([g, -tot.rhs[cost - 1]])
-        if r is None:
-            interrupted = True
+    while True:
+        inputs = [q for t in range(counted, H) for q in enc.cost_inputs(t)]
+        counted = H
+        if tot is None:
+            tot = ITotalizer(lits=inputs, ubound=cost, top_id=enc.pool.top)
+            fresh = tot.cnf.clauses
+        elif inputs:
+            tot.extend(lits=inputs, top_id=enc.pool.top)
+            fresh = tot.cnf.clauses[-tot.nof_new:] if tot.nof_new else []
+        else:
+            fresh = []
+        enc.pool.top = max(enc.pool.top, tot.top_id)
+        for c in fresh:
+            enc.add(list(c))
+        g = enc.goal(H)
+        while cost > 0 and g != -TOP:
+            r = sat.solve([g, -tot.rhs[cost - 1]])
+            if r is None:
+                interrupted = True
+                break
+            if not r:
+                break
+            new = concretise(task, enc.groups, enc.decode(sat.true_lits(), H))
+            new_cost = sum(costs[k] for k in new)
+            assert new_cost < cost, "cardinality bound violated by a decoded plan"
+            plan, cost = new, new_cost
+        if interrupted or cost == 0 or H >= target():
             break
-        if not r:
-            break
-        new = concretise(task, enc.groups, enc.decode(sat.true_lits(), H))
-        new_cost = sum(costs[k] for k in new)
-        assert new_cost < cost, "cardinality bound violated by a decoded plan"
-        plan, cost, best_h = new, new_cost, H
         if clock.out_of_time():
             interrupted = True
             break
+        enc.extend()
+        H += 1
     tot.delete()
     stats = sat.stats(horizon=H, first_horizon=T)
     if interrupted:
@@ -228,12 +236,12 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                       message=f"time limit while minimising the cost at horizon {H}")
     if cost == 0:
         return Result("optimal", "sat", cost, plan, stats, proof="cost 0")
-    if proven:
+    if cmin >= 1 and H >= (cost - 1) // cmin:
         return Result("optimal", "sat", cost, plan, stats,
-                      proof=f"a plan of cost < {cost} has at most {(cost - 1) // cmin} steps; "
-                            f"cost <= {cost - 1} UNSAT at horizon {H}")
+                      proof=f"UNSAT at horizons 0..{T - 1}; cost <= {cost - 1} UNSAT at horizon {H}, "
+                            f"and a plan of cost < {cost} has at most {(cost - 1) // cmin} steps")
     why = ("zero-cost actions exist, so a longer plan could be cheaper" if cmin == 0
-           else f"horizon cap {H} below the {(cost - 1) // cmin} steps needed for a proof")
-    del best_h
+           else f"horizon cap {H} is below the {(cost - 1) // cmin} steps needed for a proof")
     return Result("solved", "sat", cost, plan, stats,
                   message=f"cost {cost} is the least over plans of at most {H} steps; {why}")
+
