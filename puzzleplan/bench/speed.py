@@ -5,11 +5,15 @@ the hand-written Hua Rong Dao BFS (``baseline.hrd_bfs``), the generic BFS over
 the reference interpreter (``baseline.reference_bfs``) and the ``bfs`` engine
 with each kernel.  Every timing is the best of ``repetitions`` runs after
 ``warmup`` runs (so numba compilation and first-touch costs are excluded; the
-engine's ``time_s`` already excludes start-up).  Peak memory is measured in one
-extra run under ``tracemalloc`` (the timed runs are not traced, tracing slows
-pure Python several-fold); for the engine its own accounting (``peak_mb``: the
-state table and frontier arrays) is reported as well.  ``expect`` figures are
-checked: a disagreement makes the suite exit 20.
+engine's ``time_s`` already excludes start-up).  Peak memory, never from a
+timed run: the hand-written baseline and the engine get one extra run under
+``tracemalloc`` (numpy buffers are traced, allocations inside compiled code
+are not; tracing the reference interpreter slows it >20x, so that is off
+unless ``reference_tracemalloc``); both baselines get one extra run in a
+forked child whose peak RSS growth is reported (``rss_memory``); the engine
+also reports its own accounting (``peak_mb``: state table, parents,
+frontier).  ``expect`` figures are checked: a disagreement makes the suite
+exit 20.
 
 ``[[enumerate]]`` sections time ``bfs`` with ``enumerate_all`` (every reachable
 state), plus optional solve runs, against a figure quoted for another planner.
@@ -17,6 +21,8 @@ state), plus optional solve runs, against a figure quoted for another planner.
 
 from __future__ import annotations
 
+import gc
+import os
 import statistics
 import sys
 import time
@@ -36,7 +42,8 @@ from .table import table
 Progress = Callable[[str], None]
 
 SPEED_KEYS = {"label", "model", "instance", "option", "metrics", "baselines", "kernels", "repetitions",
-              "warmup", "reference_repetitions", "reference_memory", "expect", "enumerate", "time_limit"}
+              "warmup", "reference_repetitions", "reference_tracemalloc", "rss_memory", "expect", "enumerate",
+              "time_limit"}
 ENUM_KEYS = {"label", "model", "instance", "options", "kernels", "repetitions", "warmup", "expect_reachable",
              "expect_cost", "compare", "solve", "time_limit"}
 
@@ -71,6 +78,53 @@ def _traced(fn: Callable[[], Any]) -> tuple[Any, float]:
     if not was:
         tracemalloc.stop()
     return value, round((peak - before) / 2**20, 2)
+
+
+def _proc_status_mb(field: str) -> float | None:
+    """``VmRSS`` / ``VmHWM`` of this process from /proc/self/status, in MB (None where unavailable)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _child_rss_growth(fn: Callable[[], Any]) -> float | None:
+    """Run ``fn`` in a forked child; return its peak RSS minus its RSS at the start, in MB.
+
+    The child resets its peak-RSS mark (``/proc/self/clear_refs`` = 5, Linux) so the parent's
+    history does not count.  Only for the pure-Python baselines (forking a process that runs
+    compiled threads is not safe).  None where fork or /proc is unavailable.
+    """
+    if not hasattr(os, "fork") or _proc_status_mb("VmHWM") is None:
+        return None
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 1
+        try:
+            os.close(r)
+            gc.collect()
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            base = _proc_status_mb("VmRSS") or 0.0
+            fn()
+            peak = _proc_status_mb("VmHWM") or 0.0
+            os.write(w, f"{peak - base:.3f}".encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    try:
+        return round(float(data.decode()), 2)
+    except ValueError:
+        return None
 
 
 def _spec(base: Path, instance: str) -> str:
@@ -133,7 +187,8 @@ class _Recorder:
 
 
 def _baseline_runs(rec: _Recorder, say: Progress, what: str, name: str, fn: Callable[[], BaselineRun], n: int,
-                   warmups: int, memory: bool, phase: str = "solve") -> tuple[BaselineRun, dict[str, Any]]:
+                   warmups: int, memory: bool, phase: str = "solve",
+                   rss: bool = False) -> tuple[BaselineRun, dict[str, Any]]:
     for _ in range(warmups):
         fn()
     times = []
@@ -152,6 +207,8 @@ def _baseline_runs(rec: _Recorder, say: Progress, what: str, name: str, fn: Call
     if memory:
         _, mb = _traced(fn)
         row["tracemalloc_peak_mb"] = mb
+    if rss:
+        row["rss_growth_mb"] = _child_rss_growth(fn)
     return run, row
 
 
@@ -173,7 +230,8 @@ def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, re
     reps = int(sec.get("repetitions", 5))
     warm = int(sec.get("warmup", 1))
     ref_reps = int(sec.get("reference_repetitions", min(reps, 2)))
-    ref_mem = bool(sec.get("reference_memory", True))
+    ref_mem = bool(sec.get("reference_tracemalloc", False))
+    rss = bool(sec.get("rss_memory", True))
     expect = dict(sec.get("expect", {}))
     do_enum = bool(sec.get("enumerate", True)) and "reachable" in expect
     limits = Limits(sec.get("time_limit"))
@@ -186,7 +244,7 @@ def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, re
     if "hand-written" in baselines:
         board = hrd_board(_grid_rows(loaded))
         run, row = _baseline_runs(rec, say, what, "hand-written", lambda: hrd_bfs(board, metric), reps, warm,
-                                  True)
+                                  True, rss=rss)
         checks.add(f"{what}: hand-written BFS optimum", want, run.cost)
         checks.add(f"{what}: hand-written plan length = cost", run.cost, len(run.plan))
         rows["hand-written"] = row
@@ -199,7 +257,7 @@ def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, re
     if "reference" in baselines:
         task = loaded.task
         run, row = _baseline_runs(rec, say, what, "reference", lambda: reference_bfs(task), ref_reps, 0,
-                                  ref_mem)
+                                  ref_mem, rss=rss)
         checks.add(f"{what}: reference-interpreter BFS optimum", want, run.cost)
         rows["reference"] = row
     for kernel in kernels:
@@ -323,11 +381,12 @@ def _enum_section(suite: Suite, sec: dict[str, Any], records: list[dict[str, Any
 def render(report: dict[str, Any], checks: list[dict[str, Any]]) -> str:
     parts = []
     heads = ["solver", "best_s", "median_s", "cost", "expanded", "generated", "states/s", "peak_MB(engine)",
-             "peak_MB(tracemalloc)"]
+             "peak_MB(tracemalloc)", "peak_MB(RSS growth)"]
     for sec in report["speed"]:
         for metric, m in sec["metrics"].items():
             rows = [[name, r["best_s"], r["median_s"], r.get("cost"), r.get("expanded"), r.get("generated"),
-                     r.get("states_per_s"), r.get("peak_mb"), r.get("tracemalloc_peak_mb")]
+                     r.get("states_per_s"), r.get("peak_mb"), r.get("tracemalloc_peak_mb"),
+                     r.get("rss_growth_mb")]
                     for name, r in m["rows"].items()]
             runs = next(iter(m["rows"].values()))["runs"]
             title = f"{sec['label']} -- metric {metric} (expected {m['expected']}), best of {runs}"
@@ -337,7 +396,8 @@ def render(report: dict[str, Any], checks: list[dict[str, Any]]) -> str:
                              + "; ".join(f"{k} = {v:.2f}x" for k, v in m["ratios"].items()))
     for sec in report["enumerate"]:
         rows = [[name, r["best_s"], r["median_s"], r.get("cost"), r.get("expanded"), r.get("generated"),
-                 r.get("states_per_s"), r.get("peak_mb"), r.get("tracemalloc_peak_mb")]
+                 r.get("states_per_s"), r.get("peak_mb"), r.get("tracemalloc_peak_mb"),
+                     r.get("rss_growth_mb")]
                 for name, r in sec["rows"].items()]
         parts.append(table(heads, rows, title=sec["label"]))
         cmp = sec.get("compare")

@@ -37,6 +37,15 @@ Effects: ``x[v,t+1] == value_t`` enforced by the action literal (and the
 effect's condition, and the negations of later conditional writes of the
 same variable: later writes win).  Frame: ``x[v,t+1] == x[v,t]`` enforced
 when no action that may write ``v`` fires.
+
+Symmetry: a group of interchangeable single-variable objects gets labelled
+successors ``y`` and sorted state variables ``x = sorted(y)`` (``x`` non-
+decreasing, ``x_i = y[p_i]`` by ``AddElement`` with ``p`` all-different), so
+states are canonical as in the explicit engines; plans are mapped back to
+the instance's objects by :func:`puzzleplan.encodings.sat.concretise`.
+Invariants: the forbidden value pairs of
+:func:`puzzleplan.encodings.sat.mutex_invariants`, one
+``AddForbiddenAssignments`` per variable pair and step.
 """
 
 from __future__ import annotations
@@ -204,12 +213,13 @@ class CpPlan:
     step ``t`` gets the cut ``cost(steps < t) + h(s_t) <= total cost`` (the rest of the plan
     is a plan from ``s_t``), and with unit costs also ``h(s_t) <= horizon - t``.
     ``symmetry``: states are kept canonical (interchangeable objects sorted, see ``_sort``).
-    ``invariants``: forbidden value pairs posted at every step.
+    ``invariants``: forbidden value pairs posted at every step.  ``max_cost``: an upper
+    bound on the plan cost (to ask for a cheaper plan than one already found).
     """
 
     def __init__(self, task: Task, horizon: int, *, exact: bool = False, heuristic: bool = True,
                  objective: bool = True, limit: int = 100_000, symmetry: bool = True,
-                 invariants: Invariants | None = None):
+                 invariants: Invariants | None = None, max_cost: int | None = None):
         self.task = task
         self.T = horizon
         self.limit = limit
@@ -270,6 +280,8 @@ class CpPlan:
                     self._add(h <= horizon - t)
                 if t < horizon:
                     prefix = prefix + step_cost[t]
+        if max_cost is not None:
+            self._add(self.cost <= max_cost)
         if objective and not isinstance(self.cost, int):
             self.m.minimize(self.cost)
 

@@ -3,30 +3,32 @@
 The encoding follows Kautz & Selman ("Planning as Satisfiability", ECAI 1992;
 "Pushing the envelope", AAAI 1996): one time-indexed copy of the state per
 step ``t = 0..T``, one literal per ground action per step, and *explanatory*
-frame axioms (Haas 1987; Schubert 1990; the form used by Kautz & Selman
-1996 and by Rintanen, "Planning as satisfiability: heuristics", AIJ 2012):
-a variable changes between ``t`` and ``t+1`` only if an action that may
-write it happens (and, for a conditional write, its condition holds).
-Plans are sequential: exactly one of {actions..., noop} per step, noops
-only at the end (a cheap symmetry break), so horizon ``T`` admits every plan
-of at most ``T`` steps.  The encoder grows one step at a time and hands the
-new clauses to one incremental solver; the goal at ``T`` is a literal the
-caller *assumes* (Eén & Sörensson, "Temporal induction by incremental SAT
-solving", 2003), so no clause ever has to be retracted.
+frame axioms (Haas 1987; Schubert 1990; Kautz & Selman 1996; Rintanen,
+Heljanko & Niemelä, "Planning as satisfiability: parallel plans and
+algorithms for plan search", AIJ 2006): a variable changes between ``t`` and
+``t+1`` only if an action that may write it happens (for a conditional
+write: and its condition holds).  Plans are sequential: exactly one of
+{actions..., noop} per step, noops only at the end (a cheap symmetry break),
+so horizon ``T`` admits every plan of at most ``T`` steps.  The encoder grows
+one step at a time and hands the new clauses to one incremental solver; the
+goal at ``T`` is a literal the caller *assumes* (Eén & Sörensson, "Temporal
+induction by incremental SAT solving", 2003), so no clause is ever retracted.
 
 Names: every variable is an :class:`pysat.formula.IDPool` id with a
 structured key --
 
     ("top",)               the constant true literal (unit clause)
     ("x", v, value, t)     state variable ``v`` has ``value`` at step ``t``
+    ("y", v, value, t)     labelled successor of an interchangeable object (sorted into x)
     ("a", k, t)            ground action ``k`` happens at step ``t`` (from t to t+1)
     ("noop", t)            no action at step ``t``
     ("n", node, value, t)  integer expression node (a serial per node) has ``value``
     ("b", node, t)         boolean expression node is true
     ("or", lits)           Tseitin definition of the disjunction of ``lits`` (shared)
+    ("tot", lits, k)       at least ``k`` of ``lits`` are true (sorting layer)
     ("f", k, e, t)         effect ``e`` of action ``k`` fires at ``t``
     ("g", t)               the goal holds at ``t`` (one direction: g -> goal)
-    ("hle", t, k)          the heuristic is at most ``k`` at ``t``
+    ("cost", t, k)         step ``t`` costs at least ``k``
 
 Expressions get a generic Tseitin-style encoding over *value-indexed
 literals* (the "direct" or "sparse" encoding of finite-domain variables,
@@ -54,6 +56,19 @@ clauses folded into the constant true literal.
 Node encodings are cached per ``(node, t)``, so a view shared by many guards
 (nodes are hash-consed by the language) is encoded once per step.
 
+Two additions the IR gives for free, both optional:
+
+* *Invariants*: 2-literal invariants ("``v == a`` and ``w == b`` never hold
+  together") synthesised by :func:`mutex_invariants` (Rintanen's fixpoint,
+  AAAI 2000) and posted at every step -- for piece puzzles these are the
+  non-overlap constraints, which a CDCL solver otherwise has to rediscover
+  by induction at every horizon.
+* *Symmetry*: the task's groups of interchangeable single-variable objects
+  are kept sorted at every step (the canonical state the explicit engines
+  store), through a counting sorting layer (:meth:`CnfPlan._sort_layer`).
+  Plans found on canonical states are mapped back to the instance's own
+  objects by :func:`concretise`.
+
 Costs are exposed per step as "thermometer" literals (``cost_t >= k``,
 ``k = 1..max cost``) for a cardinality constraint over the whole horizon:
 the solver builds an incremental totalizer on them (Bailleux & Boufkhad,
@@ -73,7 +88,7 @@ from pysat.formula import IDPool
 
 from ..ir.task import Task
 from ..lang.errors import ModelError
-from ..lang.expr import BOOL, INT, Expr
+from ..lang.expr import BOOL, Expr
 
 TOP = 1  # the first id of every pool: ("top",)
 
@@ -962,4 +977,5 @@ def _fold(f: Callable[[int, int], int], xs: list[int]) -> int:
     return acc
 
 
-__all__ = ["CnfPlan", "EncodingError", "IntEnc", "TOP", "INT", "BOOL", "conjuncts"]
+__all__ = ["TOP", "CnfPlan", "EncodingError", "IntEnc", "Invariants", "canonical", "concretise", "conjuncts",
+           "evaluate", "mutex_invariants", "relaxed_fixpoint", "successor", "symmetry_groups"]
