@@ -21,7 +21,7 @@ from .ir.task import Task, ground
 from .lang.errors import EXIT_UNKNOWN_ENGINE, ModelError, OptionError, PuzzleError
 from .lang.model import Model, Option
 from .lang.records import Record, select_record
-from .solvers import ENGINES, Limits, Result
+from .solvers import ENGINES, TASK_ONLY, Limits, Result
 from .verify.reference import check_plan
 
 EXIT_OK = 0
@@ -214,7 +214,7 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
           **engine_options: Any) -> Result:
     """Run one engine; its plan is replayed by the reference checker before we return it."""
     check_engine(engine)
-    k = loaded.kernel(kernel)
+    k = loaded.kernel("numpy" if engine in TASK_ONLY else kernel)
     result = ENGINES[engine](k, limits or Limits(), **engine_options)
     result.stats["kernel"] = k.backend
     if result.plan is not None:

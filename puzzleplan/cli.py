@@ -212,8 +212,9 @@ def _show(loaded: Any, args: argparse.Namespace) -> int:
         print(f"\nstep {i}: {a.label}   (cost so far {total})")
         print(render(state))
     if not is_goal(task, state):
-        print(f"\nthe plan ends here without reaching the goal (cost {total})")
-        return EXIT_BAD_PLAN
+        where = args.plan or "plan"
+        raise PuzzleError(f"the plan ends after {len(plan)} steps without reaching the goal (cost {total})",
+                          where, code=EXIT_BAD_PLAN)
     print(f"\ngoal reached, cost {total}")
     return 0
 

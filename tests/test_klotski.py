@@ -151,9 +151,33 @@ def test_published_minimum_sample(path, rec, kernel):
     solve_published(path, rec, kernel)
 
 
+# unblockit2-030 ("Level 32") is recorded as unsolvable because its source lists 0, but its grid
+# already has A on the bottom-middle goal square: under the collection's own convention (FORMAT.md)
+# the minimum is 0 moves.  The record is wrong, not the solver.
+DATA_ERRORS = {
+    "unblockit2-030": "DATA BUG: instances/klotski/unblockit2.txt records published_min_moves: unsolvable "
+                      "(the source's 0), but A already sits on the goal square: the minimum is 0",
+}
+
+
 def _all_records() -> list:
-    return [pytest.param(path, r, id=r["id"]) for path in FILES for r in klotski_records(path)
-            if "published_min_moves" in r]
+    out = []
+    for path in FILES:
+        for r in klotski_records(path):
+            if "published_min_moves" not in r:
+                continue
+            bad = DATA_ERRORS.get(r["id"])
+            marks = [pytest.mark.xfail(reason=bad, strict=True)] if bad else []
+            out.append(pytest.param(path, r, id=r["id"], marks=marks))
+    return out
+
+
+def test_unblockit2_030_starts_on_the_goal():
+    # the fact behind DATA_ERRORS, checked without any engine: A's 2x2 square is rows 4-5, columns 2-3
+    grid = _grid(KLOTSKI_DIR / "unblockit2.txt", "unblockit2-030")
+    assert [row[1:3] for row in grid[3:5]] == ["AA", "AA"]
+    loaded = load("klotski", f"{KLOTSKI_DIR / 'unblockit2.txt'}#unblockit2-030")
+    assert ref.is_goal(loaded.task, loaded.task.init)
 
 
 @pytest.mark.slow

@@ -9,10 +9,10 @@ engine's ``time_s`` already excludes start-up).  Peak memory, never from a
 timed run: the hand-written baseline and the engine get one extra run under
 ``tracemalloc`` (numpy buffers are traced, allocations inside compiled code
 are not; tracing the reference interpreter slows it >20x, so that is off
-unless ``reference_tracemalloc``); both baselines get one extra run in a
-forked child whose peak RSS growth is reported (``rss_memory``); the engine
-also reports its own accounting (``peak_mb``: state table, parents,
-frontier).  ``expect`` figures are checked: a disagreement makes the suite
+unless ``reference_tracemalloc``); every solver gets one extra run in a fresh
+interpreter whose peak RSS growth is reported (``rss_memory``, see
+memprobe.py); the engine also reports its own accounting (``peak_mb``: state
+table, parents, frontier).  ``expect`` figures are checked: a disagreement makes the suite
 exit 20.
 
 ``[[enumerate]]`` sections time ``bfs`` with ``enumerate_all`` (every reachable
@@ -21,8 +21,6 @@ state), plus optional solve runs, against a figure quoted for another planner.
 
 from __future__ import annotations
 
-import gc
-import os
 import statistics
 import sys
 import time
@@ -36,6 +34,7 @@ from ..lang.errors import PuzzleError
 from ..lang.records import split_headers
 from ..solvers import Limits, Result
 from .baseline import BaselineRun, hrd_bfs, hrd_board, reference_bfs
+from .memprobe import probe
 from .suite import Suite, SuiteError
 from .table import table
 
@@ -78,53 +77,6 @@ def _traced(fn: Callable[[], Any]) -> tuple[Any, float]:
     if not was:
         tracemalloc.stop()
     return value, round((peak - before) / 2**20, 2)
-
-
-def _proc_status_mb(field: str) -> float | None:
-    """``VmRSS`` / ``VmHWM`` of this process from /proc/self/status, in MB (None where unavailable)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _child_rss_growth(fn: Callable[[], Any]) -> float | None:
-    """Run ``fn`` in a forked child; return its peak RSS minus its RSS at the start, in MB.
-
-    The child resets its peak-RSS mark (``/proc/self/clear_refs`` = 5, Linux) so the parent's
-    history does not count.  Only for the pure-Python baselines (forking a process that runs
-    compiled threads is not safe).  None where fork or /proc is unavailable.
-    """
-    if not hasattr(os, "fork") or _proc_status_mb("VmHWM") is None:
-        return None
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        code = 1
-        try:
-            os.close(r)
-            gc.collect()
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")
-            base = _proc_status_mb("VmRSS") or 0.0
-            fn()
-            peak = _proc_status_mb("VmHWM") or 0.0
-            os.write(w, f"{peak - base:.3f}".encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    try:
-        return round(float(data.decode()), 2)
-    except ValueError:
-        return None
 
 
 def _spec(base: Path, instance: str) -> str:
@@ -187,8 +139,7 @@ class _Recorder:
 
 
 def _baseline_runs(rec: _Recorder, say: Progress, what: str, name: str, fn: Callable[[], BaselineRun], n: int,
-                   warmups: int, memory: bool, phase: str = "solve",
-                   rss: bool = False) -> tuple[BaselineRun, dict[str, Any]]:
+                   warmups: int, memory: bool, phase: str = "solve") -> tuple[BaselineRun, dict[str, Any]]:
     for _ in range(warmups):
         fn()
     times = []
@@ -207,8 +158,6 @@ def _baseline_runs(rec: _Recorder, say: Progress, what: str, name: str, fn: Call
     if memory:
         _, mb = _traced(fn)
         row["tracemalloc_peak_mb"] = mb
-    if rss:
-        row["rss_growth_mb"] = _child_rss_growth(fn)
     return run, row
 
 
@@ -244,7 +193,7 @@ def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, re
     if "hand-written" in baselines:
         board = hrd_board(_grid_rows(loaded))
         run, row = _baseline_runs(rec, say, what, "hand-written", lambda: hrd_bfs(board, metric), reps, warm,
-                                  True, rss=rss)
+                                  True)
         checks.add(f"{what}: hand-written BFS optimum", want, run.cost)
         checks.add(f"{what}: hand-written plan length = cost", run.cost, len(run.plan))
         rows["hand-written"] = row
@@ -257,7 +206,7 @@ def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, re
     if "reference" in baselines:
         task = loaded.task
         run, row = _baseline_runs(rec, say, what, "reference", lambda: reference_bfs(task), ref_reps, 0,
-                                  ref_mem, rss=rss)
+                                  ref_mem)
         checks.add(f"{what}: reference-interpreter BFS optimum", want, run.cost)
         rows["reference"] = row
     for kernel in kernels:
@@ -274,6 +223,15 @@ def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, re
             row["reachable"] = res.stats.get("reachable")
             row["configurations"] = res.stats.get("configurations")
             rows[f"{name} enumerate"] = row
+    if rss:
+        for name, row in rows.items():
+            if "enumerate" in name:
+                continue
+            say(f"  {what} {name}: peak RSS in a fresh process")
+            got = probe(name, sec["model"], spec, [f"{option}={metric}"])
+            row["rss_growth_mb"] = got.get("rss_growth_mb") if got else None
+            if got and got.get("cost") is not None:
+                checks.add(f"{what}: {name} optimum (memory probe)", want, got["cost"])
     ratios: dict[str, float | None] = {}
     for b in ("hand-written", "reference", "hand-written enumerate"):
         for kernel in kernels:

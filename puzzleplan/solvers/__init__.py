@@ -34,6 +34,9 @@ ENGINES: dict[str, Callable[..., Result]] = {
     "cpsat": cpsat.solve,
 }
 
+# engines that read only kernel.task: no compiled kernel is built for them
+TASK_ONLY = frozenset({"sat", "cpsat"})
+
 DESCRIPTIONS = {
     "bfs": "layer-batched breadth-first search; 0-1 BFS when actions cost 0 (exact for unit and 0/1 costs)",
     "ucs": "uniform-cost search with Dial buckets (exact for any non-negative integer costs)",
@@ -43,4 +46,4 @@ DESCRIPTIONS = {
     "cpsat": "the unrolled planning model on OR-Tools CP-SAT, horizon grown until feasible, cost minimised",
 }
 
-__all__ = ["DESCRIPTIONS", "ENGINES", "Limits", "Result"]
+__all__ = ["DESCRIPTIONS", "ENGINES", "TASK_ONLY", "Limits", "Result"]

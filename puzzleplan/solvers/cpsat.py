@@ -27,8 +27,9 @@ Claims (CP-SAT status OPTIMAL with cost ``C`` at horizon ``H``):
   always, since ``C <= H``); when ``(C - 1) // cmin > H`` the horizon is raised
   to that bound and a cheaper plan is looked for there (INFEASIBLE: optimal);
 * "optimal" when ``C = 0``;
-* "solved" when zero-cost actions exist: a longer plan could be cheaper, and
-  the message gives the horizon the cost is minimal for.
+* "solved" when zero-cost actions exist: a longer plan could be cheaper.  The
+  cost is minimised once more at the next horizon of the schedule (slack
+  for free steps), and the message gives the horizon it is minimal for.
 
 With ``horizon=H`` only that horizon is solved; INFEASIBLE is "unknown" (no
 plan of at most ``H`` steps).  A time limit after a plan was found gives
@@ -36,9 +37,10 @@ plan of at most ``H`` steps).  A time limit after a plan was found gives
 
 Options: ``horizon``, ``workers`` (CP-SAT ``num_workers``, default 1:
 deterministic), ``seed`` (``random_seed``, default 0), ``heuristic`` (use the
-model's admissible heuristic; default: only when all costs are 1 -- the cost
-cut needs ``h`` admissible in *every* state, and a 0/1-cost model whose ``h``
-ignores free continuations breaks it), ``invariants`` (2-literal invariants
+model's heuristic when it is declared admissible, default true: the cuts
+trust that declaration in *every* state, as A* does -- a 0/1-cost heuristic
+that ignores free continuations would make them cut off optimal plans),
+``invariants`` (2-literal invariants
 from :func:`puzzleplan.encodings.sat.mutex_invariants`), ``symmetry``
 (canonical states for interchangeable objects).  The time limit covers
 invariant synthesis and model building: each solve gets the time that is left.
@@ -97,7 +99,7 @@ class _Runner:
 
 
 def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int = 1, seed: int = 0,
-          heuristic: bool | None = None, invariants: bool = True, symmetry: bool = True) -> Result:
+          heuristic: bool = True, invariants: bool = True, symmetry: bool = True) -> Result:
     from ..encodings.cpsat import CpPlan, node_values
     from ..encodings.sat import mutex_invariants
 
@@ -105,15 +107,13 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     horizon = opt_int("horizon", horizon)
     workers = opt_int("workers", workers, 1) or 1
     seed = opt_int("seed", seed) or 0
-    heuristic = opt_bool("heuristic", heuristic)
+    heuristic = bool(opt_bool("heuristic", heuristic))
     invariants = bool(opt_bool("invariants", invariants))
     symmetry = bool(opt_bool("symmetry", symmetry))
     clock = Clock(limits)
     run = _Runner(clock, workers, seed)
     costs = [a.cost for a in task.actions]
     cmin, cmax = min(costs, default=1), max(costs, default=1)
-    if heuristic is None:  # default: only where every step costs 1 (see the module docstring)
-        heuristic = task.cost_kind == "unit"
     admissible = bool(heuristic and task.heuristic is not None and task.heuristic_admissible)
     inv = None
     if invariants:
@@ -136,6 +136,11 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                           message=f"time limit while looking for a cheaper plan at horizon {H}")
         return Result("limit", "cpsat", stats=run.stats(horizon=H), message=f"time limit at horizon {H}")
 
+    def zero_cost_result(cost: int, plan: list[int], H: int) -> Result:
+        return Result("solved", "cpsat", cost, plan, run.stats(horizon=H),
+                      message=f"cost {cost} is the least over plans of at most {H} steps; zero-cost "
+                              "actions exist, so a longer plan could be cheaper")
+
     fixed = horizon is not None
     H = horizon if horizon is not None else lower
     refuted = lower - 1  # largest horizon known to hold no plan
@@ -146,6 +151,8 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         model = build(H, max_cost=None if best is None else best[0] - 1)
         status, solver = run.solve(model)
         if status == "INFEASIBLE":
+            if best is not None and cmin == 0:  # no cheaper plan within the slack horizon
+                return zero_cost_result(*best, H)
             if best is not None:  # no cheaper plan within the steps any cheaper plan needs
                 cost, plan = best
                 return Result("optimal", "cpsat", cost, plan, run.stats(horizon=H),
@@ -181,6 +188,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
             return Result("solved", "cpsat", cost, plan, stats,
                           message=f"cost {cost} is the least over plans of at most {H} steps; a cheaper "
                                   f"plan could need up to {need} steps")
-        return Result("solved", "cpsat", cost, plan, stats,
-                      message=f"cost {cost} is the least over plans of at most {H} steps; zero-cost "
-                              "actions exist, so a longer plan could be cheaper")
+        if not fixed and best is None:  # zero-cost steps: look for a cheaper, longer plan once
+            best, H = (cost, plan), max(H + 1, math.ceil(1.5 * H))
+            continue
+        return zero_cost_result(cost, plan, H)
