@@ -148,27 +148,25 @@ def load_task(model: str | ModuleType, instance: str, options: list[str] | None 
     opts = parse_options(mod, options or [])
     path, rid = split_instance(instance)
     rec = select_record(path, rid)
-    try:
-        data = mod.parse(rec)
-    except PuzzleError:
-        raise
-    except Exception as e:
-        f = getattr(mod, "__file__", None) or "model"
-        raise ModelError(f"model failed to parse {path}: {type(e).__name__}: {e}", f,
-                         _line_in(e, Path(f))) from None
-    try:
-        built = mod.build(data, **opts)
-    except PuzzleError:
-        raise
-    except Exception as e:
-        f = getattr(mod, "__file__", None) or "model"
-        raise ModelError(f"model failed to build this instance: {type(e).__name__}: {e}", f,
-                         _line_in(e, Path(f))) from None
+    data = _call_model(mod, f"parse {path}", mod.parse, rec)
+    built = _call_model(mod, "build this instance", mod.build, data, **opts)
     if not isinstance(built, Model):
         raise ModelError(f"build() returned {type(built).__name__}, not a Model",
                          getattr(mod, "__file__", None))
     task = ground(built)
     return Loaded(mod, rec, data, opts, task, instance)
+
+
+def _call_model(mod: ModuleType, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a model-file function; anything it raises that is not a PuzzleError is a model bug (32)."""
+    try:
+        return fn(*args, **kwargs)
+    except PuzzleError:
+        raise
+    except Exception as e:
+        f = getattr(mod, "__file__", None) or "model"
+        raise ModelError(f"model failed to {what}: {type(e).__name__}: {e}", f,
+                         _line_in(e, Path(f))) from None
 
 
 def check_engine(name: str) -> None:

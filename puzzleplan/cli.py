@@ -17,6 +17,7 @@ from typing import Any
 from . import __version__
 from .lang.errors import EXIT_BAD_OPTION, EXIT_BAD_PLAN, PuzzleError
 from .solvers import DESCRIPTIONS, ENGINES, Limits
+from .solvers.result import positive
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,24 +28,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_OPTION)
 
 
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
-    return v
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
-    return v
+_positive_float = positive(float)
+_positive_int = positive(int)
 
 
 def build_parser() -> argparse.ArgumentParser:

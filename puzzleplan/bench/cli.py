@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..lang.errors import EXIT_BAD_OPTION, PuzzleError
+from ..solvers.result import positive
 from . import runner, speed
 from .env import environment
 from .suite import apply_quick, available, load_suite
@@ -25,14 +26,7 @@ from .suite import apply_quick, available, load_suite
 FORMAT = "puzzleplan-bench/1"
 
 
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
-    return v
+_positive_float = positive(float)
 
 
 def add_bench_parser(sub: Any) -> None:

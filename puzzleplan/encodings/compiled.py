@@ -173,19 +173,15 @@ class _Gen:
             if self._inside(a[0], size):
                 return f"TABS[{off} + {self.expr(a[0])}]"
             return f"_tab(TABS, {off}, {size}, {self.expr(a[0])}, {self.expr(a[1])})"
-        if op == "element" and tuple(id(x) for x in a[2:]) in self.bitviews:
-            bv = self.bitviews[tuple(id(x) for x in a[2:])]
-            if self._inside(a[0], len(a) - 2):
-                got = f"(({bv} >> {self.expr(a[0])}) & 1)"
-            else:
-                got = f"_bit({bv}, {len(a) - 2}, {self.expr(a[0])}, {self._int(a[1])})"
-            return f"({got} != 0)" if n.kind == BOOL else got
         if op == "element":
-            buf = self.buffers[tuple(id(x) for x in a[2:])]
-            if self._inside(a[0], len(a) - 2):
-                got = f"{buf}[{self.expr(a[0])}]"
+            key, size, idx = tuple(id(x) for x in a[2:]), len(a) - 2, self.expr(a[0])
+            inside = self._inside(a[0], size)
+            if key in self.bitviews:  # read through the bit set
+                bv = self.bitviews[key]
+                got = f"(({bv} >> {idx}) & 1)" if inside else f"_bit({bv}, {size}, {idx}, {self._int(a[1])})"
             else:
-                got = f"_tab({buf}, 0, {len(a) - 2}, {self.expr(a[0])}, {self._int(a[1])})"
+                buf = self.buffers[key]
+                got = f"{buf}[{idx}]" if inside else f"_tab({buf}, 0, {size}, {idx}, {self._int(a[1])})"
             return f"({got} != 0)" if n.kind == BOOL else got
         raise ValueError(f"compiled kernel: unknown op {op}")
 

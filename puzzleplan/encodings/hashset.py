@@ -26,53 +26,15 @@ def hash_row(K, i, W) -> np.uint64:  # pragma: no cover - compiled
 @nb.njit(cache=True)
 def insert_rows(slots, keys, size, K, ids, new) -> int:  # pragma: no cover - compiled
     """Insert rows of K; ids[i] = id of the row's state, new[i] = whether it was absent."""
-    W = K.shape[1]
-    mask = np.uint64(slots.shape[0] - 1)
     for i in range(K.shape[0]):
-        s = hash_row(K, i, W) & mask
-        while True:
-            sid = slots[s]
-            if sid == -1:
-                slots[s] = size
-                for w in range(W):
-                    keys[size, w] = K[i, w]
-                ids[i] = size
-                new[i] = True
-                size += 1
-                break
-            same = True
-            for w in range(W):
-                if keys[sid, w] != K[i, w]:
-                    same = False
-                    break
-            if same:
-                ids[i] = sid
-                new[i] = False
-                break
-            s = (s + np.uint64(1)) & mask
+        ids[i], new[i], size = insert_one(slots, keys, size, K, i)
     return size
 
 
 @nb.njit(cache=True)
 def lookup_rows(slots, keys, K, ids) -> None:  # pragma: no cover - compiled
-    W = K.shape[1]
-    mask = np.uint64(slots.shape[0] - 1)
     for i in range(K.shape[0]):
-        s = hash_row(K, i, W) & mask
-        ids[i] = -1
-        while True:
-            sid = slots[s]
-            if sid == -1:
-                break
-            same = True
-            for w in range(W):
-                if keys[sid, w] != K[i, w]:
-                    same = False
-                    break
-            if same:
-                ids[i] = sid
-                break
-            s = (s + np.uint64(1)) & mask
+        ids[i] = slots[_probe(slots, keys, K, i)]
 
 
 @nb.njit(cache=True)
@@ -90,23 +52,33 @@ def rehash(slots, keys, size) -> None:  # pragma: no cover - compiled
 @nb.njit(cache=True)
 def insert_one(slots, keys, size, K, r) -> tuple[int, bool, int]:  # pragma: no cover - compiled
     """Insert row r of K: (id, was_new, new size)."""
+    s = _probe(slots, keys, K, r)
+    sid = slots[s]
+    if sid != -1:
+        return sid, False, size
+    slots[s] = size
+    for w in range(K.shape[1]):
+        keys[size, w] = K[r, w]
+    return size, True, size + 1
+
+
+@nb.njit(cache=True)
+def _probe(slots, keys, K, r) -> int:  # pragma: no cover - compiled
+    """The slot holding row r's key, or the empty slot where it belongs (linear probing)."""
     W = K.shape[1]
     mask = np.uint64(slots.shape[0] - 1)
     s = hash_row(K, r, W) & mask
     while True:
         sid = slots[s]
         if sid == -1:
-            slots[s] = size
-            for w in range(W):
-                keys[size, w] = K[r, w]
-            return size, True, size + 1
+            return s
         same = True
         for w in range(W):
             if keys[sid, w] != K[r, w]:
                 same = False
                 break
         if same:
-            return sid, False, size
+            return s
         s = (s + np.uint64(1)) & mask
 
 
@@ -137,21 +109,12 @@ def visit_config(slots, keys, size, K, r, mask, DIST, d, slack, scratch) -> tupl
     W = K.shape[1]
     for w in range(W):
         scratch[0, w] = K[r, w] & mask[w]
-    mask_s = np.uint64(slots.shape[0] - 1)
-    s = hash_row(scratch, 0, W) & mask_s
-    while True:
-        sid = slots[s]
-        if sid == -1:
-            slots[s] = size
-            for w in range(W):
-                keys[size, w] = scratch[0, w]
-            DIST[size] = d
-            return False, size + 1
-        same = True
-        for w in range(W):
-            if keys[sid, w] != scratch[0, w]:
-                same = False
-                break
-        if same:
-            return DIST[sid] <= d - slack, size
-        s = (s + np.uint64(1)) & mask_s
+    s = _probe(slots, keys, scratch, 0)
+    sid = slots[s]
+    if sid != -1:
+        return DIST[sid] <= d - slack, size
+    slots[s] = size
+    for w in range(W):
+        keys[size, w] = scratch[0, w]
+    DIST[size] = d
+    return False, size + 1

@@ -4,10 +4,29 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 STATUSES = ("optimal", "solved", "unsolvable", "unknown", "limit")
+
+
+def positive(kind: type) -> Callable[[str], Any]:
+    """A command-line type for a limit: a number of ``kind`` that must be > 0."""
+
+    def convert(text: str) -> Any:
+        import argparse
+
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a valid {kind.__name__}") from None
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+        return v
+
+    convert.__name__ = f"positive_{kind.__name__}"
+    return convert
 
 
 @dataclass
