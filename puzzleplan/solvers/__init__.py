@@ -41,7 +41,7 @@ DESCRIPTIONS = {
     "bfs": "layer-batched breadth-first search; 0-1 BFS when actions cost 0 (exact for unit and 0/1 costs)",
     "ucs": "uniform-cost search with Dial buckets (exact for any non-negative integer costs)",
     "astar": "A* batched by f-buckets with the model's heuristic (blind if none), re-opening",
-    "idastar": "IDA* in compiled code, linear memory (for deep sliding-tile instances)",
+    "idastar": "IDA* in compiled code, linear memory (deep searches with a good heuristic)",
     "sat": "bounded-horizon planning as SAT on one incremental pysat solver (CaDiCaL); cost via totalizer",
     "cpsat": "the unrolled planning model on OR-Tools CP-SAT, horizon grown until feasible, cost minimised",
 }

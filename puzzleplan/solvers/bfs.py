@@ -23,7 +23,7 @@ from ..encodings.kernel import CompiledKernel, DomainError, Kernel
 from ..lang.errors import OptionError
 from .plan import chain, concretise
 from .result import Clock, Limits, Result
-from .visited import Growable, StateTable
+from .visited import Growable, StateTable, grow
 
 CHUNK = 1 << 16
 OUT_ROWS = 1 << 13
@@ -73,16 +73,7 @@ class _Candidates:
 
     def ensure(self, extra: int) -> None:
         need = self.n + extra
-        if need <= self.K.shape[0]:
-            return
-        cap = self.K.shape[0]
-        while cap < need:
-            cap *= 2
-        for name in ("K", "P", "A"):
-            old = getattr(self, name)
-            new = np.empty((cap, *old.shape[1:]), dtype=old.dtype)
-            new[: self.n] = old[: self.n]
-            setattr(self, name, new)
+        self.K, self.P, self.A = (grow(x, need, self.n) for x in (self.K, self.P, self.A))
 
     def add(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
         self.ensure(len(K))
@@ -253,17 +244,6 @@ def bfs_run(st, KEYS, SLOTS, PARENT, ACTION, COSTS, TABS, LO, HI,
 register_driver("bfs_run", _BFS_RUN)
 
 
-def _grow(a: np.ndarray, need: int, keep: int) -> np.ndarray:
-    if need <= a.shape[0]:
-        return a
-    cap = a.shape[0]
-    while cap < need:
-        cap *= 2
-    b = np.empty((cap, *a.shape[1:]), dtype=a.dtype)
-    b[:keep] = a[:keep]
-    return b
-
-
 def _warm(k: CompiledKernel) -> None:
     """Call ``bfs_run`` once with a zero budget: numba compiles it (or loads it from disk) now."""
     V, W = k.n_vars, k.n_words
@@ -325,12 +305,12 @@ def _run_compiled(run: _Search, root: int) -> list[int]:
         if code == 3:
             nc, wend = int(st[4]), int(st[1])
             run.room(max(rows, nc))
-            CK = _grow(CK, nc + rows, nc)
-            CP = _grow(CP, nc + rows, nc)
-            CA = _grow(CA, nc + rows, nc)
-            WORK = _grow(WORK, max(wend, nc) + rows, wend)
-            NEXT = _grow(NEXT, max(nc, wend) + rows, 0)
-            LAYERS = _grow(LAYERS, int(st[10]) + 256, int(st[10]))
+            CK = grow(CK, nc + rows, nc)
+            CP = grow(CP, nc + rows, nc)
+            CA = grow(CA, nc + rows, nc)
+            WORK = grow(WORK, max(wend, nc) + rows, wend)
+            NEXT = grow(NEXT, max(nc, wend) + rows, 0)
+            LAYERS = grow(LAYERS, int(st[10]) + 256, int(st[10]))
             if prune:
                 configs.reserve(max(rows, nc))
                 cdist.ensure(configs.keys.shape[0])

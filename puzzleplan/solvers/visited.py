@@ -59,6 +59,22 @@ class StateTable:
         return int(self.keys.nbytes + self.slots.nbytes)
 
 
+def grow(a: np.ndarray, need: int, keep: int, fill: int | None = None) -> np.ndarray:
+    """``a`` itself if it has ``need`` rows, else a copy with capacity doubled until it does.
+
+    The first ``keep`` rows are carried over; new rows hold ``fill`` (or garbage when None).
+    """
+    if need <= a.shape[0]:
+        return a
+    cap = max(a.shape[0], 1)
+    while cap < need:
+        cap *= 2
+    shape = (cap, *a.shape[1:])
+    b = np.empty(shape, dtype=a.dtype) if fill is None else np.full(shape, fill, dtype=a.dtype)
+    b[:keep] = a[:keep]
+    return b
+
+
 class Growable:
     """A 1-D array indexed by state id that grows with the table."""
 
@@ -67,10 +83,4 @@ class Growable:
         self.fill = fill
 
     def ensure(self, n: int) -> None:
-        if n > self.a.shape[0]:
-            cap = self.a.shape[0]
-            while cap < n:
-                cap *= 2
-            b = np.full(cap, self.fill, dtype=self.a.dtype)
-            b[: self.a.shape[0]] = self.a
-            self.a = b
+        self.a = grow(self.a, n, self.a.shape[0], self.fill)
