@@ -17,11 +17,13 @@ from types import ModuleType
 from typing import Any
 
 from .encodings.kernel import BACKENDS, Kernel, make_kernel
+from .ir.csp import CspTask, ground_csp
 from .ir.task import Task, ground
+from .lang.csp import CspModel
 from .lang.errors import EXIT_UNKNOWN_ENGINE, ModelError, OptionError, PuzzleError
 from .lang.model import Model, Option
 from .lang.records import Record, select_record
-from .solvers import ENGINES, TASK_ONLY, Limits, Result
+from .solvers import CSP_ONLY, ENGINES, TASK_ONLY, Limits, Result
 from .verify.reference import check_plan
 
 EXIT_OK = 0
@@ -147,14 +149,33 @@ def load_task(model: str | ModuleType, instance: str, options: list[str] | None 
     mod = load_model(model) if isinstance(model, str) else model
     opts = parse_options(mod, options or [])
     path, rid = split_instance(instance)
-    rec = select_record(path, rid)
+    rec = _line_record(path, rid) if getattr(mod, "ONE_PER_LINE", False) else select_record(path, rid)
     data = _call_model(mod, f"parse {path}", mod.parse, rec)
     built = _call_model(mod, "build this instance", mod.build, data, **opts)
+    if isinstance(built, CspModel):  # a constraint model (lang/csp.py)
+        return Loaded(mod, rec, data, opts, ground_csp(built), instance)  # type: ignore[arg-type]
     if not isinstance(built, Model):
         raise ModelError(f"build() returned {type(built).__name__}, not a Model",
                          getattr(mod, "__file__", None))
     task = ground(built)
     return Loaded(mod, rec, data, opts, task, instance)
+
+
+def _line_record(path: str, rid: str | None) -> Record:
+    """For models declaring ``ONE_PER_LINE``: every non-comment line is a record; ``FILE#k`` = line k."""
+    from .lang.errors import InstanceError
+    from .lang.records import read_records
+
+    lines = [ln for r in read_records(path) for ln in r.lines]
+    if rid is None:
+        k = 1
+    elif rid.isdigit() and 1 <= int(rid) <= len(lines):
+        k = int(rid)
+    else:
+        raise InstanceError(f"no record {rid!r}: this file holds {len(lines)}, one per line "
+                            f"(#1..#{len(lines)})",
+                            path)
+    return Record(path, [lines[k - 1]], id=str(k))
 
 
 def _call_model(mod: ModuleType, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -175,13 +196,17 @@ def check_engine(name: str) -> None:
                           code=EXIT_UNKNOWN_ENGINE)
 
 
-def engine_options(engine: str, pairs: list[str]) -> dict[str, Any]:
-    """``-E key=value`` pairs checked against the engine function's keyword parameters."""
+def engine_options(engine: str, pairs: list[str], task: Any = None) -> dict[str, Any]:
+    """``-E key=value`` pairs checked against the engine function's keyword parameters.
+
+    ``task``: a constraint task selects the constraint-model engine of that name.
+    """
     import inspect
 
-    fn = ENGINES[engine]
+    fn = _csp_engine(engine) if isinstance(task, CspTask) else ENGINES[engine]
     params = {n: p for n, p in inspect.signature(fn).parameters.items()
-              if n not in ("kernel", "limits") and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+              if n not in ("kernel", "limits", "task")
+              and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
     out: dict[str, Any] = {}
     for pair in pairs:
         if "=" not in pair:
@@ -212,6 +237,11 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
           **engine_options: Any) -> Result:
     """Run one engine; its plan is replayed by the reference checker before we return it."""
     check_engine(engine)
+    if isinstance(loaded.task, CspTask):
+        return solve_csp(loaded, engine, limits, **engine_options)
+    if engine in CSP_ONLY:
+        raise OptionError(f"engine {engine} works on constraint models only; "
+                          f"{getattr(loaded.model, 'NAME', loaded.task.name)} is a transition model")
     k = loaded.kernel("numpy" if engine in TASK_ONLY else kernel)
     result = ENGINES[engine](k, limits or Limits(), **engine_options)
     result.stats["kernel"] = k.backend
@@ -227,6 +257,8 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
 
 def exit_code(result: Result) -> int:
     if result.plan is not None and not result.stats.get("verified", False):
+        return EXIT_PLAN_REJECTED
+    if getattr(result, "assignment", None) is not None and not result.stats.get("verified", False):
         return EXIT_PLAN_REJECTED
     if result.status in ("optimal", "solved"):
         return EXIT_OK
@@ -259,7 +291,83 @@ def plan_moves(task: Task, plan: list[int]) -> list[str]:
     return out
 
 
+def _csp_engine(engine: str) -> Any:
+    from .solvers.csp import engines
+
+    table = engines()
+    if engine not in table:
+        raise OptionError(f"engine {engine} does not solve constraint models (use one of {', '.join(table)})")
+    return table[engine]
+
+
+def is_constraint_task(task: Any) -> bool:
+    return isinstance(task, CspTask)
+
+
+def constraint_engine_defaults(engine: str, options: dict[str, Any], seed: int = 0,
+                               count: int = 1) -> dict[str, Any]:
+    """Fill ``seed`` and ``count`` from the command line where the engine takes them and -E did not."""
+    import inspect
+
+    params = inspect.signature(_csp_engine(engine)).parameters
+    out = dict(options)
+    if "seed" in params and "seed" not in out:
+        out["seed"] = seed
+    if count != 1:
+        if "count" not in params:
+            raise OptionError(f"engine {engine} cannot count solutions")
+        out["count"] = count
+    return out
+
+
+def solve_csp(loaded: Loaded, engine: str, limits: Limits | None = None, **options: Any) -> Result:
+    """A constraint model on one engine; the assignment is re-checked by the plain-Python checker."""
+    from .verify.csp import check_assignment
+
+    task: CspTask = loaded.task  # type: ignore[assignment]
+    result = _csp_engine(engine)(task, limits or Limits(), **options)
+    result.stats["kernel"] = "-"
+    result.stats["count"] = options.get("count", 1)
+    if result.assignment is not None:
+        chk = check_assignment(task, result.assignment)
+        result.stats["verified"] = chk.ok
+        if not chk.ok:
+            result.message = f"assignment rejected by the checker: {chk.message}"
+    return result
+
+
+def solution_rows(loaded: Loaded, values: list[int] | None) -> list[list[int]] | None:
+    """An assignment as grid rows (top to bottom) when the model declared a grid, else one row."""
+    if values is None:
+        return None
+    shape = getattr(loaded.task, "shape", None)
+    if shape is None:
+        return [list(values)]
+    r, c = shape
+    return [list(values[i * c:(i + 1) * c]) for i in range(r)]
+
+
 def result_json(loaded: Loaded, result: Result) -> dict[str, Any]:
+    if isinstance(loaded.task, CspTask):
+        from .solvers.csp import uniqueness
+
+        count = result.stats.get("count", 1)
+        return {
+            "status": result.status,
+            "optimal": result.optimal,
+            "cost": result.cost,
+            "solution": solution_rows(loaded, getattr(result, "assignment", None)),
+            "solutions": getattr(result, "solutions", None),
+            "unique": uniqueness(result, count),  # type: ignore[arg-type]
+            "plan": None,
+            "engine": result.engine,
+            "proof": result.proof,
+            "message": result.message,
+            "model": getattr(loaded.model, "NAME", loaded.task.name),
+            "instance": loaded.instance,
+            "options": {k: v for k, v in loaded.options.items()},
+            "stats": result.stats,
+        }
     return {
         "status": result.status,
         "optimal": result.optimal,

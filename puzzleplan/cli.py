@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--time-limit", type=_positive_float, metavar="S", help="search time limit in seconds")
     s.add_argument("--max-states", type=_positive_int, metavar="N", help="stop after N stored states")
-    s.add_argument("--seed", type=int, default=0, help="random seed (for randomised engines)")
+    s.add_argument("--seed", type=int, default=0, help="random seed (for randomised engines: ga, cpsat)")
+    s.add_argument("--count", type=_positive_int, default=1, metavar="N",
+                   help="constraint models: look for up to N solutions (2 = uniqueness check)")
     s.add_argument("--kernel", default="numba", choices=("numba", "numpy"),
                    help="successor kernel: compiled (default) or plain numpy")
     s.add_argument("--enumerate", action="store_true",
@@ -129,12 +131,18 @@ def _dispatch(args: argparse.Namespace) -> int:
         return crosscheck.exit_code(verdict)
     loaded = api.load_task(args.model, args.instance, args.options)
     if args.command == "dump":
+        if args.json and api.is_constraint_task(loaded.task):
+            raise PuzzleError("dump --json is not available for constraint models yet", code=EXIT_BAD_OPTION)
         print(loaded.task.to_json() if args.json else loaded.task.dump())
         return 0
     if args.command == "show":
         return _show(loaded, args)
     extra: dict[str, Any] = {"enumerate_all": True} if args.enumerate else {}
-    extra.update(api.engine_options(args.engine, args.engine_options))
+    extra.update(api.engine_options(args.engine, args.engine_options, loaded.task))
+    if api.is_constraint_task(loaded.task):
+        extra = api.constraint_engine_defaults(args.engine, extra, seed=args.seed, count=args.count)
+    elif args.count != 1:
+        raise PuzzleError("--count works with constraint models only", code=EXIT_BAD_OPTION)
     result = api.solve(loaded, args.engine, Limits(args.time_limit, args.max_states), args.kernel, **extra)
     if args.json:
         print(json.dumps(api.result_json(loaded, result), ensure_ascii=False))
@@ -145,6 +153,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _print_result(loaded: Any, result: Any) -> None:
     from . import api
+
+    if api.is_constraint_task(loaded.task):
+        _print_csp_result(loaded, result)
+        return
 
     st = result.stats
     opts = ",".join(f"{k}={v}" for k, v in loaded.options.items())
@@ -168,11 +180,36 @@ def _print_result(loaded: Any, result: Any) -> None:
         print(f"  note: {result.message}")
 
 
+def _print_csp_result(loaded: Any, result: Any) -> None:
+    from . import api
+
+    st = result.stats
+    head = f"{loaded.instance}: {result.status}"
+    verdict = api.result_json(loaded, result)["unique"]
+    if verdict is not None:
+        head += f" ({verdict})"
+    print(head)
+    keys = ("nodes", "conflicts", "evaluations", "generations")
+    extra = "".join(f", {k} {st[k]:,}" for k in keys if k in st)
+    print(f"  engine {result.engine}: {st.get('time_s', 0):.3f} s{extra}")
+    if result.assignment is not None:
+        ok = "verified by the checker" if st.get("verified") else "REJECTED by the checker"
+        print(f"  solution ({ok}):")
+        render = loaded.task.renderer or (lambda vals: " ".join(map(str, vals)))
+        print("\n".join("    " + ln for ln in render(result.assignment).splitlines()))
+    if result.message:
+        print(f"  note: {result.message}")
+
+
 def _show(loaded: Any, args: argparse.Namespace) -> int:
     from . import api
     from .verify.reference import apply
 
     task = loaded.task
+    if api.is_constraint_task(task):  # the puzzle as given: fixed cells shown, free cells as 0
+        render = task.renderer or (lambda vals: " ".join(map(str, vals)))
+        print(render([v.lo if v.lo == v.hi else 0 for v in task.variables]))
+        return 0
     render = task.renderer or (lambda vals: " ".join(f"{n}={v}" for n, v in zip(task.names, vals)))
     state = list(task.init)
     print(render(state))

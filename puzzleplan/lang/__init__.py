@@ -1,5 +1,6 @@
 """The model language: what a model file imports (and nothing else)."""
 
+from .csp import CspModel, records_count
 from .errors import InstanceError, ModelError, OptionError, PuzzleError
 from .expr import (
     FALSE,
@@ -26,8 +27,8 @@ from .model import Act, Model, Option, When
 from .records import Record, read_records, split_headers
 
 __all__ = [
-    "FALSE", "TRUE", "Abs", "Act", "Add", "And", "Count", "Element", "Expr", "If", "Implies",
+    "FALSE", "TRUE", "Abs", "Act", "Add", "And", "Count", "CspModel", "Element", "Expr", "If", "Implies",
     "InstanceError", "Max", "Member", "Min", "Model", "ModelError", "Not", "Option", "OptionError",
     "Or", "PuzzleError", "Record", "Sum", "Table", "ToInt", "When", "const", "read_records",
-    "split_headers",
+    "split_headers", "records_count",
 ]

@@ -25,6 +25,10 @@ def _idastar(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
     return idastar.solve(kernel, limits, max_depth=max_depth)
 
 
+def _csp_only(kernel: Kernel, limits: Limits, **_: object) -> Result:
+    raise AssertionError("api.solve dispatches constraint models before engines see a kernel")
+
+
 ENGINES: dict[str, Callable[..., Result]] = {
     "bfs": _bfs,
     "ucs": _ucs,
@@ -32,7 +36,12 @@ ENGINES: dict[str, Callable[..., Result]] = {
     "idastar": _idastar,
     "sat": sat.solve,
     "cpsat": cpsat.solve,
+    "backtrack": _csp_only,   # constraint models only: solvers/csp.py
+    "ga": _csp_only,
 }
+
+# engines for constraint models only (api.solve routes constraint tasks to solvers/csp.py)
+CSP_ONLY = frozenset({"backtrack", "ga"})
 
 # engines that read only kernel.task: no compiled kernel is built for them
 TASK_ONLY = frozenset({"sat", "cpsat"})
@@ -44,6 +53,8 @@ DESCRIPTIONS = {
     "idastar": "IDA* in compiled code, linear memory (deep searches with a good heuristic)",
     "sat": "bounded-horizon planning as SAT on one incremental pysat solver (CaDiCaL); cost via totalizer",
     "cpsat": "the unrolled planning model on OR-Tools CP-SAT, horizon grown until feasible, cost minimised",
+    "backtrack": "constraint models: depth-first search with propagation by the model's constraint objects",
+    "ga": "constraint models: genetic algorithm over whole populations (-E preset=paper: the published one)",
 }
 
-__all__ = ["DESCRIPTIONS", "ENGINES", "TASK_ONLY", "Limits", "Result"]
+__all__ = ["CSP_ONLY", "DESCRIPTIONS", "ENGINES", "TASK_ONLY", "Limits", "Result"]
