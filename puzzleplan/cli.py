@@ -81,6 +81,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("models", help="list bundled models, their options, and the engines")
 
+    g = sub.add_parser("generate", help="random instances whose proven optimum lies in a range")
+    g.add_argument("model", help="a model that defines generate(rng, width, height, ...)")
+    g.add_argument("--size", required=True, metavar="WxH", help="board width x height, e.g. 6x5")
+    g.add_argument("--min-moves", type=int, default=1, metavar="K", help="least proven optimum to keep")
+    g.add_argument("--max-moves", type=int, default=None, metavar="K", help="largest proven optimum to keep")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--tries", type=_positive_int, default=200, help="boards to draw before giving up")
+    g.add_argument("--engine", "-e", default="bfs", help="exact engine that proves the optimum")
+    g.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S", help="per board")
+    g.add_argument("-O", dest="options", action="append", default=[], metavar="KEY=VALUE")
+    g.add_argument("-G", dest="params", action="append", default=[], metavar="KEY=VALUE",
+                   help="generator parameter (repeatable), e.g. -G rocks=0.2 -G ornaments=1")
+    g.add_argument("--out", metavar="FILE", help="write the instance here instead of printing it")
+
     from .bench.cli import add_bench_parser
 
     add_bench_parser(sub)
@@ -110,6 +124,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     if args.command == "models":
         return _models()
+    if args.command == "generate":
+        return _generate(args)
     if args.command == "bench":
         from .bench.cli import run_bench
 
@@ -149,6 +165,21 @@ def _dispatch(args: argparse.Namespace) -> int:
     else:
         _print_result(loaded, result)
     return api.exit_code(result)
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from .generate import generate, parse_params, parse_size
+
+    width, height = parse_size(args.size)
+    text, _ = generate(args.model, width, height, args.min_moves, args.max_moves, seed=args.seed,
+                       tries=args.tries, engine=args.engine, options=args.options,
+                       params=parse_params(args.params), time_limit=args.time_limit)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        print(text, end="")
+    return 0
 
 
 def _print_result(loaded: Any, result: Any) -> None:
