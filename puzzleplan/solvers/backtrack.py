@@ -238,59 +238,64 @@ class Propagator:
         dom[v] = keep
 
 
+def search(prop: Propagator, dom: list[int], count: int, clock: Clock | None = None,
+           max_nodes: int = 0) -> tuple[list[list[int]], bool, int, int]:
+    """Depth-first search from domains ``dom``: (solutions, complete, nodes, failures).
+
+    ``complete``: the tree was exhausted (so fewer than ``count`` solutions exist).  Stops at
+    ``count`` solutions, at the clock's deadline or after ``max_nodes`` decisions (if > 0).
+    """
+    found: list[list[int]] = []
+    nodes = fails = 0
+    try:
+        prop.propagate(dom, None)
+    except _Fail:
+        return found, True, 0, 1
+    stack: list[tuple[list[int], int, list[int]]] = []  # (domains, variable, values left)
+    weight, watch = prop.weight, prop.watch
+
+    def branch(d: list[int]) -> None:
+        best, score = -1, float("inf")
+        for v, m in enumerate(d):
+            if m & (m - 1):
+                s = bin(m).count("1") / sum(weight[ci] for ci in watch[v])
+                if s < score:
+                    best, score = v, s
+        if best < 0:
+            found.append([x.bit_length() - 1 + prop.base for x in d])
+            return
+        stack.append((d, best, prop.values(d[best])))
+
+    branch(dom)
+    while stack and len(found) < count:
+        if nodes & 255 == 0 and clock is not None and clock.out_of_time():
+            return found, False, nodes, fails
+        if max_nodes and nodes >= max_nodes:
+            return found, False, nodes, fails
+        d, v, left = stack[-1]
+        if not left:
+            stack.pop()
+            continue
+        a = left.pop(0)
+        nodes += 1
+        child = list(d)
+        child[v] = 1 << (a - prop.base)
+        try:
+            prop.propagate(child, [v])
+        except _Fail:
+            fails += 1
+            continue
+        branch(child)
+    return found, not stack, nodes, fails
+
+
 def solve(task: CspTask, limits: Limits, count: int = 1) -> CspResult:
     clock = Clock(limits)
     prop = Propagator(task)
-    found: list[list[int]] = []
-    nodes = 0
-    fails = 0
-    complete = False
-    dom = prop.initial()
-    try:
-        prop.propagate(dom, None)
-        stack: list[tuple[list[int], int, list[int]]] = []  # (domains, variable, values left)
-
-        weight, watch = prop.weight, prop.watch
-
-        def branch(d: list[int]) -> bool:
-            best, score = -1, float("inf")
-            for v, m in enumerate(d):
-                if m & (m - 1):
-                    s = bin(m).count("1") / sum(weight[ci] for ci in watch[v])
-                    if s < score:
-                        best, score = v, s
-            if best < 0:
-                found.append([x.bit_length() - 1 + prop.base for x in d])
-                return False
-            stack.append((d, best, prop.values(d[best])))
-            return True
-
-        branch(dom)
-        while stack and len(found) < count:
-            if nodes & 255 == 0 and clock.out_of_time():
-                raise TimeoutError
-            d, v, left = stack[-1]
-            if not left:
-                stack.pop()
-                continue
-            a = left.pop(0)
-            nodes += 1
-            child = list(d)
-            child[v] = 1 << (a - prop.base)
-            try:
-                prop.propagate(child, [v])
-            except _Fail:
-                fails += 1
-                continue
-            branch(child)
-        complete = not stack
-    except _Fail:
-        complete = True
-    except TimeoutError:
-        complete = False
+    found, complete, nodes, fails = search(prop, prop.initial(), count, clock)
     return _finish("backtrack", clock, found, complete, count,
                    proof="search tree exhausted" if complete and not found else "",
                    nodes=nodes, failures=fails)
 
 
-__all__ = ["Propagator", "solve"]
+__all__ = ["Propagator", "search", "solve"]

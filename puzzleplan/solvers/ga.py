@@ -62,8 +62,10 @@ BUDGET = PAPER["population"] * PAPER["generations"]
 
 def solve(task: CspTask, limits: Limits, preset: str = "improved", seed: int = 0, population: int = 0,
           generations: int = 0, evaluations: int = 0, tournament: int = 0, crossover: float = -1.0,
-          mutation: float = -1.0, no_crossover: str = "random", moves: int = 8, noise: float = 0.02,
-          patience: int = 300, cross_every: int = 10, history: bool = False, count: int = 1) -> CspResult:
+          mutation: float = -1.0, no_crossover: str = "random", moves: int = 8, noise: float = 0.25,
+          patience: int = 300, cross_every: int = 10, propagate: bool = True, repair: int = 200,
+          relax: float = 0.0,
+          history: bool = False, count: int = 1) -> CspResult:
     """Run one GA; zero/negative option values mean "the preset's default"."""
     if preset not in ("paper", "improved"):
         raise OptionError(f"engine ga: preset {preset!r} is not one of paper, improved")
@@ -80,8 +82,24 @@ def solve(task: CspTask, limits: Limits, preset: str = "improved", seed: int = 0
                      PAPER["crossover"] if crossover < 0 else crossover,
                      PAPER["mutation"] if mutation < 0 else mutation, no_crossover, evaluations, history)
     else:
+        allowed = None
+        prop = None
+        if propagate or repair:
+            from .backtrack import Propagator
+
+            prop = Propagator(task)
+        if propagate and prop is not None:
+            from .backtrack import _Fail
+
+            dom = prop.initial()
+            try:
+                prop.propagate(dom, None)
+                allowed = [prop.values(d) for d in dom]
+            except _Fail:
+                allowed = None
         out = _improved(task, ev, rng, clock, lo, hi, population or 64, evaluations or BUDGET,
-                        tournament or 3, moves, noise, patience, cross_every, history)
+                        tournament or 3, moves, noise, patience, cross_every, history, allowed,
+                        prop if repair else None, repair, relax)
     best, gen, hist, timed_out = out
     fit = -int(ev.violations(best[None, :])[0])
     ev.evaluations -= 1  # the final re-score is bookkeeping, not search
@@ -161,7 +179,14 @@ def _paper(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: Clo
 class _Genome:
     """Permutation scopes (free cells only) and the free variables outside them."""
 
-    def __init__(self, task: CspTask, lo: np.ndarray, hi: np.ndarray):
+    def __init__(self, task: CspTask, lo: np.ndarray, hi: np.ndarray,
+                 allowed: list[list[int]] | None = None):
+        base = int(lo.min())
+        self.base = base
+        self.ok = np.zeros((lo.size, int(hi.max()) - base + 1), dtype=bool)   # value allowed per cell
+        for v in range(lo.size):
+            vals = allowed[v] if allowed is not None else range(int(lo[v]), int(hi[v]) + 1)
+            self.ok[v, np.array(list(vals), dtype=np.int64) - base] = True
         self.groups: list[tuple[np.ndarray, np.ndarray]] = []   # (free cells, their values)
         covered: set[int] = set()
         for scope in task.permutation_groups():
@@ -191,24 +216,45 @@ class _Genome:
             if self.groups or self.loose.size else np.zeros(0, dtype=np.int64)
 
     def random(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Random individuals: each permutation scope a random permutation that respects the
+        allowed values where a greedy random draw can (cells in random order, each taking a
+        random allowed value still unused; a cell left without one takes any unused value)."""
         pop = _random(rng, n, self.lo, self.hi)
         for cells, vals in self.groups:
-            keys = rng.random((n, vals.size))
-            pop[:, cells] = vals[np.argsort(keys, axis=1)]
+            for i in range(n):
+                left = list(vals)
+                for pos in rng.permutation(cells.size):
+                    cell = cells[pos]
+                    good = [x for x in left if self.ok[cell, x - self.base]]
+                    pick = good[rng.integers(len(good))] if good else left[rng.integers(len(left))]
+                    left.remove(pick)
+                    pop[i, cell] = pick
         return pop
+
+    def outside(self, pop: np.ndarray) -> np.ndarray:
+        """Per individual: how many cells hold a value the propagators ruled out."""
+        return (~self.ok[np.arange(pop.shape[-1]), pop - self.base]).sum(axis=-1)
 
 
 def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: Clock, lo: np.ndarray,
               hi: np.ndarray, P: int, budget: int, k: int, S: int, noise: float, patience: int,
-              cross_every: int, history: bool) -> tuple[np.ndarray, int, list[int], bool]:
-    gen = _Genome(task, lo, hi)
+              cross_every: int, history: bool, allowed: list[list[int]] | None = None,
+              prop: Any = None, repair: int = 0, relax: float = 0.0,
+              ) -> tuple[np.ndarray, int, list[int], bool]:
+    if allowed is not None:  # cells the propagators fixed become givens; the rest keep a mask
+        lo = lo.copy()
+        hi = hi.copy()
+        for v, vals in enumerate(allowed):
+            if len(vals) == 1:
+                lo[v] = hi[v] = vals[0]
+    gen = _Genome(task, lo, hi, allowed)
     inc = np.zeros((len(task.constraints), task.n_vars), dtype=np.int64)   # constraint x variable
     for ci, c in enumerate(task.constraints):
         scope = c.scope if c.kind != "expr" else _expr_vars(c.expr)
         inc[ci, list(scope)] = 1
     pop = gen.random(rng, P)
     per = ev.per_constraint(pop)
-    fit = -per.sum(axis=1)
+    fit = -per.sum(axis=1) - gen.outside(pop)
     best_fit = fit.copy()
     stale = np.zeros(P, dtype=np.int64)
     g_best = pop[int(np.argmax(fit))].copy()
@@ -249,7 +295,7 @@ def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: 
             cand[ii[loose], jj[loose], a[loose]] = rng.integers(lo[a[loose]], hi[a[loose]] + 1)
         flat = cand.reshape(P * S, -1)
         cper = ev.per_constraint(flat).reshape(P, S, -1)
-        cfit = -cper.sum(axis=2)
+        cfit = -cper.sum(axis=2) - gen.outside(cand)
         j = np.argmax(cfit + rng.random((P, S)) * 0.5, axis=1)   # best candidate, ties at random
         take = cfit[rows, j] >= fit
         take |= rng.random(P) < noise
@@ -266,6 +312,28 @@ def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: 
             hist.append(g_fit)
         if g_fit == 0:
             break
+        if prop is not None and steps % cross_every == 0:
+            # repair (large-neighbourhood search): keep the best individual's cells that are in no
+            # violated constraint (each kept with probability 1 - ``relax``), free the others, and
+            # let the propagators and a depth-first
+            # search of at most ``repair`` decisions complete it; every decision counts as one
+            # evaluation against the budget
+            i = int(np.argmax(fit))
+            fixed = ((per[i] > 0) @ inc == 0) & (rng.random(task.n_vars) >= relax)
+            dom = prop.initial() if allowed is None else [
+                sum(1 << (x - prop.base) for x in vals) for vals in allowed]
+            for v in np.flatnonzero(fixed):
+                bit = 1 << (int(pop[i, v]) - prop.base)
+                if dom[v] & bit:
+                    dom[v] = bit
+            from .backtrack import search
+
+            sols, _, nodes, _ = search(prop, dom, 1, None, repair)
+            ev.evaluations += max(nodes, 1)
+            if sols:
+                g_best = np.array(sols[0], dtype=np.int64)
+                g_fit = 0
+                break
         if steps % cross_every == 0 and gen.groups:
             m = P // 4
             worst = np.argsort(fit)[:m]
@@ -277,14 +345,14 @@ def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: 
                 kids[np.ix_(other, cells)] = pop[pb[other]][:, cells]
             pop[worst] = kids
             per[worst] = ev.per_constraint(kids)
-            fit[worst] = -per[worst].sum(axis=1)
+            fit[worst] = -per[worst].sum(axis=1) - gen.outside(kids)
             best_fit[worst] = fit[worst]
             stale[worst] = 0
         dead = stale > patience
         if dead.any():
             pop[dead] = gen.random(rng, int(dead.sum()))
             per[dead] = ev.per_constraint(pop[dead])
-            fit[dead] = -per[dead].sum(axis=1)
+            fit[dead] = -per[dead].sum(axis=1) - gen.outside(pop[dead])
             best_fit[dead] = fit[dead]
             stale[dead] = 0
     return g_best, steps, hist, timed_out
