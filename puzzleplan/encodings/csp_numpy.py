@@ -60,15 +60,20 @@ class CspEvaluator:
                 total += ~evaluate(e, pop, memo)  # type: ignore[arg-type]
         return total
 
-    def per_constraint(self, pop: np.ndarray) -> np.ndarray:
-        """``(P, C)``: each constraint's violation, columns in the task's constraint order."""
+    def per_constraint(self, pop: np.ndarray, graded: bool = False) -> np.ndarray:
+        """``(P, C)``: each constraint's violation, columns in the task's constraint order.
+
+        ``graded``: a records constraint contributes ``|count - k|`` instead of 0/1 -- a finer
+        signal for local search (how far a line is from its clue), same zeros.
+        """
         pop = np.asarray(pop, dtype=np.int64)
         self.evaluations += pop.shape[0]
         out = np.zeros((pop.shape[0], len(self.task.constraints)), dtype=np.int64)
         for idx, cols in self._alldiff_cols:
             out[:, cols] = self.alldiff_violations(pop, idx)
         for (idx, ks), cols in zip(self._records, self._records_cols):
-            out[:, cols] = records_counts(pop, idx) != ks
+            cnt = records_counts(pop, idx)
+            out[:, cols] = np.abs(cnt - ks) if graded else cnt != ks
         memo: dict[int, np.ndarray] = {}
         for e, col in zip(self._exprs, self._expr_cols):
             out[:, col] = ~evaluate(e, pop, memo)  # type: ignore[arg-type]

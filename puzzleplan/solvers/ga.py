@@ -64,7 +64,7 @@ def solve(task: CspTask, limits: Limits, preset: str = "improved", seed: int = 0
           generations: int = 0, evaluations: int = 0, tournament: int = 0, crossover: float = -1.0,
           mutation: float = -1.0, no_crossover: str = "random", moves: int = 8, noise: float = 0.25,
           patience: int = 300, cross_every: int = 10, propagate: bool = True, repair: int = 200,
-          relax: float = 0.0,
+          free_groups: int = 2, restart: int = 150, graded: bool = True,
           history: bool = False, count: int = 1) -> CspResult:
     """Run one GA; zero/negative option values mean "the preset's default"."""
     if preset not in ("paper", "improved"):
@@ -99,7 +99,7 @@ def solve(task: CspTask, limits: Limits, preset: str = "improved", seed: int = 0
                 allowed = None
         out = _improved(task, ev, rng, clock, lo, hi, population or 64, evaluations or BUDGET,
                         tournament or 3, moves, noise, patience, cross_every, history, allowed,
-                        prop if repair else None, repair, relax)
+                        prop if repair else None, repair, free_groups, restart, graded)
     best, gen, hist, timed_out = out
     fit = -int(ev.violations(best[None, :])[0])
     ev.evaluations -= 1  # the final re-score is bookkeeping, not search
@@ -239,7 +239,7 @@ class _Genome:
 def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: Clock, lo: np.ndarray,
               hi: np.ndarray, P: int, budget: int, k: int, S: int, noise: float, patience: int,
               cross_every: int, history: bool, allowed: list[list[int]] | None = None,
-              prop: Any = None, repair: int = 0, relax: float = 0.0,
+              prop: Any = None, repair: int = 0, free_groups: int = 2, restart: int = 150, graded: bool = True,
               ) -> tuple[np.ndarray, int, list[int], bool]:
     if allowed is not None:  # cells the propagators fixed become givens; the rest keep a mask
         lo = lo.copy()
@@ -253,16 +253,19 @@ def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: 
         scope = c.scope if c.kind != "expr" else _expr_vars(c.expr)
         inc[ci, list(scope)] = 1
     pop = gen.random(rng, P)
-    per = ev.per_constraint(pop)
+    per = ev.per_constraint(pop, graded)
     fit = -per.sum(axis=1) - gen.outside(pop)
     best_fit = fit.copy()
     stale = np.zeros(P, dtype=np.int64)
     g_best = pop[int(np.argmax(fit))].copy()
     g_fit = int(fit.max())
-    hist = [g_fit]
+    g_true = -int(ev.violations(g_best[None, :])[0])
+    ev.evaluations -= 1
+    hist = [g_true]
     steps = 0
     timed_out = False
     rows = np.arange(P)
+    run_best, run_since, restarts = int(fit.max()), 0, 0
     if gen.movable.size == 0:
         return g_best, 0, hist, False
     while g_fit < 0 and ev.evaluations < budget:
@@ -294,7 +297,7 @@ def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: 
         if loose.any():
             cand[ii[loose], jj[loose], a[loose]] = rng.integers(lo[a[loose]], hi[a[loose]] + 1)
         flat = cand.reshape(P * S, -1)
-        cper = ev.per_constraint(flat).reshape(P, S, -1)
+        cper = ev.per_constraint(flat, graded).reshape(P, S, -1)
         cfit = -cper.sum(axis=2) - gen.outside(cand)
         j = np.argmax(cfit + rng.random((P, S)) * 0.5, axis=1)   # best candidate, ties at random
         take = cfit[rows, j] >= fit
@@ -308,18 +311,39 @@ def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: 
         i = int(np.argmax(fit))
         if fit[i] > g_fit:
             g_fit, g_best = int(fit[i]), pop[i].copy()
+            g_true = -int(ev.violations(g_best[None, :])[0])   # the reported (0/1 per clue) fitness
+            ev.evaluations -= 1                                  # bookkeeping, not search
         if history:
-            hist.append(g_fit)
+            hist.append(g_true)
         if g_fit == 0:
             break
+        if fit[i] > run_best:
+            run_best, run_since = int(fit[i]), steps
+        elif restart and steps - run_since > restart:  # the whole population is stuck: start afresh
+            pop = gen.random(rng, P)
+            per = ev.per_constraint(pop, graded)
+            fit = -per.sum(axis=1) - gen.outside(pop)
+            best_fit = fit.copy()
+            stale[:] = 0
+            run_best, run_since = int(fit.max()), steps
+            restarts += 1
+            continue
         if prop is not None and steps % cross_every == 0:
-            # repair (large-neighbourhood search): keep the best individual's cells that are in no
-            # violated constraint (each kept with probability 1 - ``relax``), free the others, and
-            # let the propagators and a depth-first
-            # search of at most ``repair`` decisions complete it; every decision counts as one
-            # evaluation against the budget
+            # repair (large-neighbourhood search): free ``free_groups`` permutation scopes of the best
+            # individual, drawn with weight 1 + their cells' conflicts, and every loose cell in a
+            # violated constraint; keep the rest; the propagators and a depth-first search of at
+            # most ``repair`` decisions complete it (each decision counts as one evaluation)
             i = int(np.argmax(fit))
-            fixed = ((per[i] > 0) @ inc == 0) & (rng.random(task.n_vars) >= relax)
+            cw = (per[i] > 0) @ inc
+            fixed = cw == 0
+            if gen.groups:
+                gw = np.array([cw[cells].sum() + 1.0 for cells, _ in gen.groups])
+                pick = rng.choice(len(gen.groups), size=min(free_groups, len(gen.groups)), replace=False,
+                                  p=gw / gw.sum())
+                fixed[:] = True
+                fixed[gen.loose[cw[gen.loose] > 0]] = False
+                for g in pick:
+                    fixed[gen.groups[g][0]] = False
             dom = prop.initial() if allowed is None else [
                 sum(1 << (x - prop.base) for x in vals) for vals in allowed]
             for v in np.flatnonzero(fixed):
@@ -344,14 +368,14 @@ def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: 
                 other = rng.random(m) < 0.5
                 kids[np.ix_(other, cells)] = pop[pb[other]][:, cells]
             pop[worst] = kids
-            per[worst] = ev.per_constraint(kids)
+            per[worst] = ev.per_constraint(kids, graded)
             fit[worst] = -per[worst].sum(axis=1) - gen.outside(kids)
             best_fit[worst] = fit[worst]
             stale[worst] = 0
         dead = stale > patience
         if dead.any():
             pop[dead] = gen.random(rng, int(dead.sum()))
-            per[dead] = ev.per_constraint(pop[dead])
+            per[dead] = ev.per_constraint(pop[dead], graded)
             fit[dead] = -per[dead].sum(axis=1) - gen.outside(pop[dead])
             best_fit[dead] = fit[dead]
             stale[dead] = 0
