@@ -55,6 +55,7 @@ from pathlib import Path
 
 from puzzleplan.lang import (
     Act,
+    Add,
     And,
     Count,
     Expr,
@@ -435,8 +436,18 @@ def _components_bound(b: Board, sand: dict[int, Expr], pos: Expr, stepback: str)
     other = Or(*[And(zero[x], Not(single[x]), *[Not(p) for (u, v), p in pairs.items() if x in (u, v)])
                  for x in b.cells])
     count = Count(list(single.values()) + list(pairs.values())) + ToInt(other) - ToInt(pos >= 0)
+    # ends of excursions: a square with fewer than two ways in and out over the sand must use a
+    # perimeter side for each missing one, and every excursion has exactly two perimeter ends
+    # (the one the monk is in has one left)
+    ends = []
+    for x in b.cells:
+        if x in b.ornament_cells or not b.open_sides(x):
+            continue
+        inner = Count([todo[y] for y in nb[x]] + [Or(*[pos == y for y in nb[x]])])
+        ends.append(If(zero[x], Max(2 - inner, 0), 0))
+    ends_bound = (Add(*ends) - ToInt(pos >= 0) + 1) // 2 if ends else 0
     dead = Or(*dead_terms)
-    return dead, If(dead, len(b.cells) + 1, Max(count, 0))
+    return dead, If(dead, len(b.cells) + 1, Max(count, ends_bound, 0))
 
 
 # ----------------------------------------------------------------------------- random boards
