@@ -258,7 +258,7 @@ def search(prop: Propagator, dom: list[int], count: int, clock: Clock | None = N
         best, score = -1, float("inf")
         for v, m in enumerate(d):
             if m & (m - 1):
-                s = bin(m).count("1") / sum(weight[ci] for ci in watch[v])
+                s = bin(m).count("1") / (1 + sum(weight[ci] for ci in watch[v]))
                 if s < score:
                     best, score = v, s
         if best < 0:
