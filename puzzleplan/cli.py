@@ -1,9 +1,9 @@
-"""Command line: ``puzzleplan solve|verify|show|dump|models|bench``.
+"""Command line: ``puzzleplan solve|verify|show|dump|compile|models|generate|bench``.
 
 Exit codes (docs/cli.md): 0 solved; 10 proven unsolvable; 12 limit or
 unknown; 20 engines disagree; 21 a plan failed the reference checker;
 30 malformed instance; 31 bad option or argument; 32 bad model; 33 unknown
-engine; 34 bad plan file.  Errors are one line on stderr, never a traceback.
+engine; 34 bad plan file; 35 output file not writable.  Errors are one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -81,6 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("models", help="list bundled models, their options, and the engines")
 
+    c = sub.add_parser("compile", help="write the bounded-horizon SAT (DIMACS) or CP-SAT model to a file")
+    common(c)
+    c.add_argument("--to", required=True, metavar="FORMAT", help="cnf (DIMACS) or cpsat (CpModelProto)")
+    c.add_argument("--horizon", "-T", type=int, required=True, metavar="T", help="plan length bound (>= 1)")
+    c.add_argument("--max-cost", type=int, default=None, metavar="C", help="also bound the plan cost")
+    c.add_argument("--no-invariants", action="store_true", help="leave out the synthesised invariants")
+    c.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+
     g = sub.add_parser("generate", help="random instances whose proven optimum lies in a range")
     g.add_argument("model", help="a model that defines generate(rng, width, height, ...)")
     g.add_argument("--size", required=True, metavar="WxH", help="board width x height, e.g. 6x5")
@@ -146,6 +154,12 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(crosscheck.table(verdict))
         return crosscheck.exit_code(verdict)
     loaded = api.load_task(args.model, args.instance, args.options)
+    if args.command == "compile":
+        from .export import compile_task
+
+        size = compile_task(loaded, args.to, args.horizon, args.output, args.max_cost, not args.no_invariants)
+        print(f"wrote {args.output}: " + ", ".join(f"{v:,} {k}" for k, v in size.items()))
+        return 0
     if args.command == "dump":
         if args.json and api.is_constraint_task(loaded.task):
             raise PuzzleError("dump --json is not available for constraint models yet", code=EXIT_BAD_OPTION)

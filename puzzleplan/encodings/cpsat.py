@@ -219,7 +219,10 @@ class CpPlan:
 
     def __init__(self, task: Task, horizon: int, *, exact: bool = False, heuristic: bool = True,
                  objective: bool = True, limit: int = 100_000, symmetry: bool = True,
-                 invariants: Invariants | None = None, max_cost: int | None = None):
+                 invariants: Invariants | None = None, max_cost: int | None = None,
+                 free_run: int | None = None):
+        """``free_run``: at most that many consecutive zero-cost actions (see
+        :meth:`puzzleplan.encodings.sat.CnfPlan.limit_free_runs` for why this is sound)."""
         self.task = task
         self.T = horizon
         self.limit = limit
@@ -266,6 +269,12 @@ class CpPlan:
             self.m.add_implication(self.noops[t - 1], self.noops[t])  # noops only at the end
         if exact and horizon > 0:
             self.m.add(self.noops[horizon - 1] == 0)
+        if free_run is not None:
+            for t in range(free_run, horizon):
+                window = range(t - free_run, t + 1)
+                self.m.add_bool_or([self.noops[u] for u in window]
+                                   + [lit for u in window for k, lit in self.acts[u].items()
+                                      if task.actions[k].cost > 0])
         self.enforce(task.goal, horizon, [])
         step_cost = [sum(task.actions[k].cost * lit for k, lit in self.acts[t].items()
                          if task.actions[k].cost) for t in range(horizon)]

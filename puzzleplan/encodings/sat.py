@@ -162,14 +162,17 @@ class CnfPlan:
 
     def __init__(self, task: Task, max_pairs: int = 200_000, pairwise_max: int = 6,
                  invariants: Invariants | None = None, full_frame: bool = True,
-                 start: Sequence[Iterable[int]] | None = None, symmetry: bool = True):
+                 start: Sequence[Iterable[int]] | None = None, symmetry: bool = True,
+                 actions: Iterable[int] | None = None):
         """``invariants``: forbidden value pairs added at every step (see :func:`mutex_invariants`).
         ``full_frame``: also post the converse frame axiom (x(v,w,t+1) & -x(v,w,t) -> some writer),
         implied by exactly-one but stronger under unit propagation.  ``start``: a value set per
         variable for step 0 instead of the initial state (used by the invariant synthesis).
         ``symmetry``: keep every state canonical (see :meth:`_sort_layer`).
+        ``actions``: only these ground actions may happen (used by :mod:`.runbound`).
         """
         self.task = task
+        self.allowed = None if actions is None else set(actions)
         self.max_pairs = max_pairs
         self.pairwise_max = pairwise_max
         self.invariants = invariants or {}
@@ -204,6 +207,7 @@ class CnfPlan:
         self.noops: list[int] = []
         self.fixpoint_at: int | None = None    # first t with the value sets equal to those of t-1
         self._max_cost = max((a.cost for a in task.actions), default=0)
+        self.free_run: int | None = None       # see limit_free_runs
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -526,6 +530,8 @@ class CnfPlan:
         writes: list[tuple[int, list[int], int, IntEnc, tuple[int, int]]] = []
         new_vals: list[set[int]] = [set(d) for d in xs]
         for k, a in enumerate(task.actions):
+            if self.allowed is not None and k not in self.allowed:
+                continue
             guard = [self.boolean(c, t) for c in conjuncts(a.guard)]
             if -TOP in guard:
                 continue
@@ -609,6 +615,36 @@ class CnfPlan:
             self.add([-self.noops[-1], noop])             # noops only at the end
         self.acts.append(acts)
         self.noops.append(noop)
+        if self.free_run is not None:
+            self._free_window(t)
+
+    def add_invariants(self, invariants: Invariants | None) -> None:
+        """Post invariants found after some steps were encoded: on every layer so far, and on later ones."""
+        if not invariants:
+            return
+        self.invariants = invariants
+        for layer in self.x:
+            self._post_invariants(layer)
+
+    def limit_free_runs(self, z: int) -> None:
+        """Forbid more than ``z`` consecutive zero-cost actions (every window of ``z + 1`` steps pays
+        or idles).  Sound for cost-optimal search when ``z`` bounds every loop-free zero-cost run
+        (:mod:`.runbound`): some cheapest plan repeats no state.  It prunes the free wandering a
+        long proof horizon would otherwise allow."""
+        self.free_run = z
+        for t in range(len(self.acts)):
+            self._free_window(t)
+
+    def _free_window(self, t: int) -> None:
+        z = self.free_run
+        assert z is not None
+        if t < z:
+            return
+        clause = []
+        for u in range(t - z, t + 1):
+            clause.append(self.noops[u])
+            clause += [lit for k, lit in self.acts[u].items() if self.task.actions[k].cost > 0]
+        self.add(clause)
 
     def _post_invariants(self, layer: list[dict[int, int]], only: set[int] | None = None) -> None:
         """Forbidden value pairs on one layer (``only``: pairs touching these variables)."""

@@ -12,6 +12,7 @@ EXIT_BAD_OPTION = 31     # unknown or invalid -O option / CLI argument
 EXIT_BAD_MODEL = 32      # model file missing, not loadable, or invalid
 EXIT_UNKNOWN_ENGINE = 33  # engine name not known
 EXIT_BAD_PLAN = 34       # a plan file that does not replay
+EXIT_OUTPUT = 35         # an output file that cannot be written
 
 
 class PuzzleError(Exception):

@@ -27,9 +27,13 @@ Claims (CP-SAT status OPTIMAL with cost ``C`` at horizon ``H``):
   always, since ``C <= H``); when ``(C - 1) // cmin > H`` the horizon is raised
   to that bound and a cheaper plan is looked for there (INFEASIBLE: optimal);
 * "optimal" when ``C = 0``;
-* "solved" when zero-cost actions exist: a longer plan could be cheaper.  The
-  cost is minimised once more at the next horizon of the schedule (slack
-  for free steps), and the message gives the horizon it is minimal for.
+* with zero-cost actions the same argument with the zero-cost run bound
+  ``Z`` of :mod:`puzzleplan.encodings.runbound` (as in the ``sat`` engine):
+  a cheaper loop-free plan has at most ``K + (K + 1) Z`` steps, ``K =
+  (C - 1) // c+``; the horizon is raised to that bound once.  When ``Z`` is
+  not established in time: "solved", the cost minimised once more at the
+  next horizon of the schedule (slack for free steps), and the message
+  gives the horizon it is minimal for.
 
 With ``horizon=H`` only that horizon is solved; INFEASIBLE is "unknown" (no
 plan of at most ``H`` steps).  A time limit after a plan was found gives
@@ -40,6 +44,7 @@ deterministic), ``seed`` (``random_seed``, default 0), ``heuristic`` (use the
 model's heuristic when it is declared admissible, default true: the cuts
 trust that declaration in *every* state, as A* does -- a 0/1-cost heuristic
 that ignores free continuations would make them cut off optimal plans),
+``run_bound_s`` (seconds for the zero-cost run bound, see ``sat``),
 ``invariants`` (2-literal invariants
 from :func:`puzzleplan.encodings.sat.mutex_invariants`), ``symmetry``
 (canonical states for interchangeable objects).  The time limit covers
@@ -52,8 +57,9 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..encodings.runbound import RunBound, horizon_for_cost
 from .result import Clock, Limits, Result
-from .sat import opt_bool, opt_int
+from .sat import LazyInvariants, opt_bool, opt_int, opt_seconds, run_bound
 
 if TYPE_CHECKING:  # ortools is imported on first use: it costs ~0.3 s at start-up
     from ..encodings.cpsat import CpPlan
@@ -99,28 +105,26 @@ class _Runner:
 
 
 def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int = 1, seed: int = 0,
-          heuristic: bool = True, invariants: bool = True, symmetry: bool = True) -> Result:
+          heuristic: bool = True, invariants: bool = True, symmetry: bool = True,
+          run_bound_s: float | None = None) -> Result:
     from ..encodings.cpsat import CpPlan, node_values
-    from ..encodings.sat import mutex_invariants
 
     task = kernel.task
-    horizon = opt_int("horizon", horizon)
+    horizon = opt_int("horizon", horizon, 1)
     workers = opt_int("workers", workers, 1) or 1
     seed = opt_int("seed", seed) or 0
     heuristic = bool(opt_bool("heuristic", heuristic))
     invariants = bool(opt_bool("invariants", invariants))
     symmetry = bool(opt_bool("symmetry", symmetry))
+    run_bound_s = opt_seconds("run_bound_s", run_bound_s)
     clock = Clock(limits)
     run = _Runner(clock, workers, seed)
     costs = [a.cost for a in task.actions]
     cmin, cmax = min(costs, default=1), max(costs, default=1)
+    cpos = min((c for c in costs if c > 0), default=1)
+    runs: list[RunBound] = []  # computed once, when a plan's cost first needs it
     admissible = bool(heuristic and task.heuristic is not None and task.heuristic_admissible)
-    inv = None
-    if invariants:
-        t0 = time.perf_counter()
-        inv = mutex_invariants(task, deadline=clock.deadline, symmetric=symmetry)
-        run.extra = {"invariant_pairs": sum(len(p) for p in inv.values()) if inv else 0,
-                     "invariants_s": round(time.perf_counter() - t0, 3)}
+    inv = LazyInvariants(task, clock, invariants, symmetry)
 
     lower = 0
     if admissible and cmax > 0:
@@ -128,7 +132,11 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         lower = math.ceil(h0 / cmax)
 
     def build(H: int, **kw: Any) -> CpPlan:
-        return CpPlan(task, H, heuristic=admissible, invariants=inv, symmetry=symmetry, **kw)
+        free_run = runs[0].length if runs and runs[0].free_actions else None
+        invs = inv.get() if H >= inv.EAGER_FROM else inv.value
+        run.extra.update(inv.stats())
+        return CpPlan(task, H, heuristic=admissible, invariants=invs, symmetry=symmetry, free_run=free_run,
+                      **kw)
 
     def out_of_time(H: int, best: tuple[int, list[int]] | None = None) -> Result:
         if best is not None:
@@ -136,10 +144,21 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                           message=f"time limit while looking for a cheaper plan at horizon {H}")
         return Result("limit", "cpsat", stats=run.stats(horizon=H), message=f"time limit at horizon {H}")
 
+    def run_length() -> int | None:
+        if cmin > 0:
+            return 0
+        if not runs:
+            runs.append(run_bound(task, inv, clock, run_bound_s))
+            run.extra.update(zero_cost_run=runs[0].length, run_bound_s=round(runs[0].seconds, 3))
+        return runs[0].length
+
     def zero_cost_result(cost: int, plan: list[int], H: int) -> Result:
         return Result("solved", "cpsat", cost, plan, run.stats(horizon=H),
                       message=f"cost {cost} is the least over plans of at most {H} steps; zero-cost "
-                              "actions exist, so a longer plan could be cheaper")
+                              f"actions exist, and {runs[0].describe() if runs else 'no run bound'}")
+
+    def bound_note() -> str:
+        return f" ({runs[0].describe()})" if runs and runs[0].free_actions else ""
 
     fixed = horizon is not None
     H = horizon if horizon is not None else lower
@@ -151,13 +170,13 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         model = build(H, max_cost=None if best is None else best[0] - 1)
         status, solver = run.solve(model)
         if status == "INFEASIBLE":
-            if best is not None and cmin == 0:  # no cheaper plan within the slack horizon
+            if best is not None and run_length() is None:  # no cheaper plan within the slack horizon
                 return zero_cost_result(*best, H)
             if best is not None:  # no cheaper plan within the steps any cheaper plan needs
                 cost, plan = best
                 return Result("optimal", "cpsat", cost, plan, run.stats(horizon=H),
                               proof=f"no plan of cost <= {cost - 1} within {H} steps (INFEASIBLE), "
-                                    f"and a cheaper plan has at most {H} steps")
+                                    f"and a cheaper loop-free plan has at most {H} steps{bound_note()}")
             if fixed:
                 return Result("unknown", "cpsat", stats=run.stats(horizon=H),
                               message=f"no plan of at most {H} steps", proof=f"INFEASIBLE at horizon {H}")
@@ -170,18 +189,19 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         cost = sum(costs[k] for k in plan)
         if status == "FEASIBLE":
             return out_of_time(H, (cost, plan))
-        stats = run.stats(horizon=H)
         if cost == 0:
-            return Result("optimal", "cpsat", cost, plan, stats, proof="cost 0")
-        if cmin >= 1:
-            need = (cost - 1) // cmin
+            return Result("optimal", "cpsat", cost, plan, run.stats(horizon=H), proof="cost 0")
+        z = run_length()
+        stats = run.stats(horizon=H)
+        if z is not None:
+            need = horizon_for_cost(cost - 1, cpos, z)
             if need <= H:
                 proof = f"CP-SAT OPTIMAL over plans of at most {H} steps; a cheaper plan has at most {need}"
                 if refuted >= 0:
                     proof += f"; INFEASIBLE at horizon {refuted}"
                 if lower:
                     proof += f"; admissible h(init) gives at least {lower} steps"
-                return Result("optimal", "cpsat", cost, plan, stats, proof=proof)
+                return Result("optimal", "cpsat", cost, plan, stats, proof=proof + bound_note())
             if not fixed:
                 best, H = (cost, plan), need  # a cheaper plan could be longer: look there
                 continue

@@ -20,10 +20,17 @@ literals) and the cost is minimised again, up to a horizon ``H``:
 * all costs >= ``cmin`` >= 1: a plan of cost < ``C`` has at most
   ``(C - 1) // cmin`` steps, so ``H = max(T, (C - 1) // cmin)`` (shrinking as
   ``C`` improves) makes the result a proof of optimality ("optimal");
-* zero-cost actions: a cheaper plan may need any number of free steps, and
-  no cheap horizon argument bounds them, so the result is "solved": cost
-  minimal over plans of at most ``H`` steps, ``H`` = option ``horizon`` or
-  ``2 T`` by default (reported in the message).  Cost 0 is optimal anyway.
+* zero-cost actions: a cheaper plan may contain any number of free steps.
+  The engine then computes ``Z``, the longest loop-free run of zero-cost
+  actions (:mod:`puzzleplan.encodings.runbound`, a recurrence-diameter
+  bound by SAT, given ``run_bound_s`` seconds, default 15 or a quarter of
+  the time limit).  Some cheapest plan repeats no state, so a plan of cost
+  ``<= C - 1`` has at most ``K = (C - 1) // c+`` paid steps and ``K + 1``
+  free runs of at most ``Z`` steps: ``H = K + (K + 1) Z`` makes the result
+  "optimal".  When ``Z`` is not established in time (e.g. a pigeonhole-like
+  proof on crowded piece puzzles) the result is "solved": cost minimal over
+  plans of at most ``H`` steps, ``H`` = option ``horizon`` or ``2 T``
+  (reported in the message).  Cost 0 is optimal anyway.
   Cheaper plans found on the way are kept (anytime): a time limit in phase 2
   returns the best plan with status "solved".
 
@@ -35,8 +42,11 @@ over-approximation (a loop-free plan visits at most ``N`` states); with
 option ``horizon=H`` it stops after ``H`` with "unknown"; otherwise at the
 time limit with "limit".
 
-Options: ``solver`` (a pysat solver name, default ``cadical195``),
-``horizon`` (maximum horizon), ``heuristic`` (use the admissible heuristic
+Options: ``incremental`` (default true; false: a new formula and solver per
+horizon, the baseline of ``bench/sat_incremental.py``), ``solver`` (a pysat
+solver name, default ``cadical195``),
+``horizon`` (maximum horizon), ``run_bound_s`` (seconds for the zero-cost
+run bound; 0 skips it), ``heuristic`` (use the admissible heuristic
 as above), ``invariants`` (2-literal invariants, see
 :func:`puzzleplan.encodings.sat.mutex_invariants`), ``symmetry`` (canonical
 states for interchangeable objects), ``max_pairs`` (encoding refusal limit).
@@ -52,7 +62,8 @@ from typing import Any
 from pysat.card import ITotalizer
 from pysat.solvers import Solver, SolverNames
 
-from ..encodings.sat import TOP, CnfPlan, concretise, mutex_invariants
+from ..encodings.runbound import RunBound, horizon_for_cost, zero_cost_run_bound
+from ..encodings.sat import TOP, CnfPlan, Invariants, concretise, mutex_invariants
 from ..lang.errors import OptionError
 from .result import Clock, Limits, Result
 
@@ -93,6 +104,7 @@ class _Sat:
         self.solver = Solver(name=name)
         self.calls = 0
         self.extra: dict[str, Any] = {}
+        self.inv: LazyInvariants | None = None
         self.sync()
 
     def sync(self) -> None:
@@ -142,43 +154,133 @@ class _Sat:
         return self.clock.stats(expanded=0, generated=0, conflicts=acc.get("conflicts", 0),
                                 decisions=acc.get("decisions", 0), clauses=self.solver.nof_clauses(),
                                 variables=self.solver.nof_vars(), solver_calls=self.calls,
-                                **self.extra, **extra)
+                                **(self.inv.stats() if self.inv else {}), **self.extra, **extra)
+
+
+class LazyInvariants:
+    """Invariant synthesis (:func:`mutex_invariants`) deferred until a horizon of ``EAGER_FROM``.
+
+    The synthesis costs up to seconds on crowded piece puzzles while short horizons are
+    decided in milliseconds without it; invariants only pay off on the long, hard horizons.
+    """
+
+    EAGER_FROM = 4
+
+    def __init__(self, task: Any, clock: Clock, enabled: bool, symmetric: bool):
+        self.task, self.clock, self.enabled, self.symmetric = task, clock, enabled, symmetric
+        self.done = False
+        self.value: Invariants | None = None
+        self.seconds = 0.0
+
+    def get(self) -> Invariants | None:
+        if self.enabled and not self.done:
+            t0 = time.perf_counter()
+            self.value = mutex_invariants(self.task, deadline=self.clock.deadline, symmetric=self.symmetric)
+            self.seconds = time.perf_counter() - t0
+        self.done = True
+        return self.value
+
+    def stats(self) -> dict[str, Any]:
+        return {"invariant_pairs": sum(len(p) for p in self.value.values()) if self.value else 0,
+                "invariants_s": round(self.seconds, 3)}
+
+
+def run_bound(task: Any, inv: LazyInvariants, clock: Clock, seconds: float | None) -> RunBound:
+    """The zero-cost run bound within ``seconds`` (default: 15 s or a quarter of the time left)."""
+    if seconds is None:
+        seconds = 15.0
+        if clock.deadline is not None:
+            seconds = min(seconds, max(clock.deadline - time.perf_counter(), 0.0) / 4)
+    if seconds <= 0:
+        return RunBound(None, 0.0, sum(1 for a in task.actions if a.cost == 0))
+    return zero_cost_run_bound(task, inv.get(), deadline=time.perf_counter() + seconds)
+
+
+def opt_seconds(name: str, value: Any) -> float | None:
+    """A non-negative number of seconds (``-E`` gives strings); None stays None."""
+    if value is None:
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise OptionError(f"engine option {name}: {value!r} is not a number of seconds") from None
+    if not x >= 0:
+        raise OptionError(f"engine option {name} must be >= 0")
+    return x
 
 
 def solve(kernel: Any, limits: Limits, solver: str = "cadical195", horizon: int | None = None,
           heuristic: bool = False, invariants: bool = True, symmetry: bool = True,
-          max_pairs: int = 200_000) -> Result:
+          max_pairs: int = 200_000, run_bound_s: float | None = None, incremental: bool = True) -> Result:
     task = kernel.task
     if not hasattr(SolverNames, solver):
         known = ", ".join(k for k in vars(SolverNames) if not k.startswith("_"))
         raise OptionError(f"unknown SAT solver {solver!r} (pysat knows: {known})")
-    horizon = opt_int("horizon", horizon)
+    horizon = opt_int("horizon", horizon, 1)
     heuristic = bool(opt_bool("heuristic", heuristic))
     invariants = bool(opt_bool("invariants", invariants))
     symmetry = bool(opt_bool("symmetry", symmetry))
     max_pairs = opt_int("max_pairs", max_pairs, 1) or 1
+    run_bound_s = opt_seconds("run_bound_s", run_bound_s)
+    incremental = bool(opt_bool("incremental", incremental))
     clock = Clock(limits)
-    inv = None
-    t_inv = 0.0
-    if invariants:
-        t0 = time.perf_counter()
-        inv = mutex_invariants(task, deadline=clock.deadline, symmetric=symmetry)
-        t_inv = time.perf_counter() - t0
-    enc = CnfPlan(task, max_pairs=max_pairs, invariants=inv, symmetry=symmetry)
+    inv = LazyInvariants(task, clock, invariants, symmetry)
+    if not incremental:
+        return _from_scratch(task, clock, inv, solver, max_pairs, symmetry, horizon)
+    enc = CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry)
     sat = _Sat(enc, solver, clock)
-    sat.extra = {"invariant_pairs": sum(len(p) for p in inv.values()) if inv else 0,
-                 "invariants_s": round(t_inv, 3)}
+    sat.inv = inv
     costs = [a.cost for a in task.actions]
     unit = task.cost_kind == "unit"
     use_h = bool(heuristic and unit and task.heuristic is not None and task.heuristic_admissible)
     try:
-        return _run(task, enc, sat, clock, costs, unit, use_h, horizon)
+        return _run(task, enc, sat, clock, costs, unit, use_h, horizon,
+                    lambda: run_bound(task, inv, clock, run_bound_s))
     finally:
         sat.solver.delete()
 
 
+def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max_pairs: int, symmetry: bool,
+                  cap: int | None) -> Result:
+    """The baseline the incremental engine is measured against: a new formula and solver per horizon.
+
+    Same encoding, same invariants (from horizon ``EAGER_FROM`` on), same assumptions; only
+    the reuse of the solver (its learnt clauses and the already encoded steps) is missing.
+    Unit costs only: the cost phase has no from-scratch counterpart here.
+    """
+    if task.cost_kind != "unit":
+        raise OptionError("engine option incremental=false supports unit-cost tasks only")
+    calls = conflicts = 0
+    T = 0
+    while True:
+        enc = CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry,
+                      invariants=inv.get() if T >= inv.EAGER_FROM else None)
+        for _ in range(T):
+            enc.extend()
+        sat = _Sat(enc, solver, clock)
+        g = enc.goal(T)
+        r = False if g == -TOP else sat.solve([g] + ([-enc.noops[T - 1]] if T else []))
+        calls += 1
+        conflicts += int((sat.solver.accum_stats() or {}).get("conflicts", 0))
+        stats = clock.stats(expanded=0, generated=0, conflicts=conflicts, solver_calls=calls, horizon=T,
+                            incremental=False, **inv.stats())
+        if r:
+            plan = concretise(task, enc.groups, enc.decode(sat.true_lits(), T))
+            sat.solver.delete()
+            how = (f"UNSAT at horizons 0..{T - 1} (a new solver per horizon)" if T
+                   else "the initial state is a goal")
+            return Result("optimal", "sat", len(plan), plan, stats, proof=how)
+        sat.solver.delete()
+        if r is None or clock.out_of_time():
+            return Result("limit", "sat", stats=stats, message=f"time limit at horizon {T}")
+        if cap is not None and T >= cap:
+            return Result("unknown", "sat", stats=stats, proof=f"UNSAT at horizons 0..{T}",
+                          message=f"no plan of at most {cap} steps (horizon cap)")
+        T += 1
+
+
 def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], unit: bool, use_h: bool,
-         cap: int | None) -> Result:
+         cap: int | None, bound_runs: Any) -> Result:
     T = 0
     while True:
         g = enc.goal(T)
@@ -208,6 +310,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
         if clock.out_of_time():
             return Result("limit", "sat", stats=sat.stats(horizon=T),
                           message=f"time limit after horizon {T}")
+        if sat.inv is not None and T + 1 >= sat.inv.EAGER_FROM and not sat.inv.done:
+            enc.add_invariants(sat.inv.get())
         enc.extend()
         T += 1
     plan = concretise(task, enc.groups, enc.decode(sat.true_lits(), T))
@@ -219,14 +323,25 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
         return Result("optimal", "sat", cost, plan, sat.stats(horizon=T), proof=how)
 
     # phase 2: minimise the cost, horizon by horizon from T, up to a horizon long enough
-    # (positive costs) or as long as allowed (zero-cost actions); one totalizer, extended
+    # for a proof (positive costs; zero-cost runs of known length) or as long as allowed
     cmin = min(costs)
+    cpos = min(c for c in costs if c > 0)
+
+    runs = bound_runs() if cmin == 0 else RunBound(0, 0.0, 0)
+    sat.extra["zero_cost_run"] = runs.length
+    if runs.free_actions and runs.length is not None:
+        enc.limit_free_runs(runs.length)
+    sat.extra["run_bound_s"] = round(runs.seconds, 3)
+
+    def proof_horizon() -> int | None:
+        return None if runs.length is None else horizon_for_cost(cost - 1, cpos, runs.length)
 
     def target() -> int:
-        if cmin >= 1:
-            need = max(T, (cost - 1) // cmin)
-            return need if cap is None else min(need, cap)
-        return max(T, cap if cap is not None else 2 * T)
+        need = proof_horizon()
+        if need is None:
+            need = 2 * T if cap is None else cap
+        need = max(T, need)
+        return need if cap is None else min(need, cap)
 
     H = T
     found_at = clock.elapsed()
@@ -265,6 +380,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
         if clock.out_of_time():
             interrupted = True
             break
+        if sat.inv is not None and H + 1 >= sat.inv.EAGER_FROM and not sat.inv.done:
+            enc.add_invariants(sat.inv.get())
         enc.extend()
         H += 1
     tot.delete()
@@ -274,12 +391,14 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                       message=f"time limit while minimising the cost at horizon {H}")
     if cost == 0:
         return Result("optimal", "sat", cost, plan, stats, proof="cost 0")
-    if cmin >= 1 and H >= (cost - 1) // cmin:
-        return Result("optimal", "sat", cost, plan, stats,
-                      proof=f"UNSAT at horizons 0..{T - 1}; cost <= {cost - 1} UNSAT at horizon {H}, "
-                            f"and a plan of cost < {cost} has at most {(cost - 1) // cmin} steps")
-    why = ("zero-cost actions exist, so a longer plan could be cheaper" if cmin == 0
-           else f"horizon cap {H} is below the {(cost - 1) // cmin} steps needed for a proof")
+    need = proof_horizon()
+    if need is not None and H >= need:
+        proof = (f"UNSAT at horizons 0..{T - 1}; cost <= {cost - 1} UNSAT at horizon {H}, and a loop-free "
+                 f"plan of cost < {cost} has at most {need} steps")
+        if runs.free_actions:
+            proof += f" (at most {(cost - 1) // cpos} paid steps; {runs.describe()})"
+        return Result("optimal", "sat", cost, plan, stats, proof=proof)
+    why = (f"horizon cap {H} is below the {need} steps needed for a proof" if need is not None
+           else f"zero-cost actions exist and {runs.describe()} within {runs.seconds:.1f} s")
     return Result("solved", "sat", cost, plan, stats,
                   message=f"cost {cost} is the least over plans of at most {H} steps; {why}")
-
