@@ -56,8 +56,18 @@ def random_puzzle(rng: random.Random, n: int, clue_p: float, given_p: float) -> 
 
 @pytest.mark.parametrize("n", [4, 5, 6, 7, 8, 9])
 def test_exact_engines_agree_on_random_latin_square_puzzles(tmp_path, n):
-    rng = random.Random(1000 + n)
-    for k in range(3):
+    _agree_on_random_puzzles(tmp_path, n, 3, 1000 + n)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [4, 5, 6, 7, 8, 9])
+def test_exact_engines_agree_on_many_random_latin_square_puzzles(tmp_path, n):
+    _agree_on_random_puzzles(tmp_path, n, 40, 2000 + n)
+
+
+def _agree_on_random_puzzles(tmp_path, n, count, seed):
+    rng = random.Random(seed)
+    for k in range(count):
         f = tmp_path / f"r{n}-{k}.txt"
         f.write_text(random_puzzle(rng, n, 0.6, 0.25 if n >= 7 else 0.1), encoding="utf-8")
         loaded = api.load_task("skyscraper", str(f))

@@ -27,21 +27,34 @@ crossover rate 0.9, mutation rate 0.09), implemented as the paper describes it:
   and column, one per violated clue) -- the measure above.
 
 ``preset=improved`` (default) -- a memetic algorithm that uses what the model
-declares, within the same budget of 380 x 4,500 = 1,710,000 evaluations:
+declares, within the same budget of 380 x 4,500 = 1,710,000 evaluations (every
+scored individual counts; every decision of the repair search counts as one):
 
+* propagation first (``propagate``): the backtracker's propagators run once on
+  the empty assignment; variables they fix become givens, values they exclude
+  are penalised (one per cell holding one) in the search fitness;
 * permutation genes: an all-different scope with as many values as variables
   is kept a permutation of its free values (givens fixed), so that constraint
   can never be violated and the search space shrinks from n^n to n! per row;
-* conflict-directed swap moves: per individual and step, ``moves`` candidate
-  swaps inside one permutation scope, the first cell drawn among cells in
-  violated constraints; the best candidate is taken if it is not worse
-  (sideways moves cross plateaus), a worse one with a small probability
-  (``noise``);
+* conflict-directed swap moves over a population of 64: per individual and
+  step, ``moves`` candidate swaps inside one permutation scope, the first cell
+  drawn by the number of violated constraints it is in; the best candidate is
+  taken if it is not worse (sideways moves cross plateaus), and anyway with
+  probability ``noise``.  With ``graded`` the search counts a records
+  constraint off by d as d (a finer landscape with the same zeros); the
+  reported fitness is always the measure above;
 * crossover: uniform over permutation scopes (each scope taken whole from one
   parent, so children stay permutations), replacing the worst quarter every
   ``cross_every`` steps from tournament-selected parents;
-* restarts: an individual that has not improved its best for ``patience``
-  steps is re-drawn at random.
+* repair (``repair`` decisions, 0 = off): every ``cross_every`` steps a
+  large-neighbourhood step on the best individual -- ``free_groups``
+  permutation scopes, drawn by their conflicts, are freed, the rest kept, and
+  the propagators with a bounded depth-first search try to complete it;
+* restarts: an individual that has not improved for ``patience`` steps is
+  re-drawn; the whole population when its best has not improved for
+  ``restart`` steps.
+
+Counting solutions is not a GA's business: ``--count`` is refused (exit 31).
 """
 
 from __future__ import annotations
@@ -65,7 +78,7 @@ def solve(task: CspTask, limits: Limits, preset: str = "improved", seed: int = 0
           mutation: float = -1.0, no_crossover: str = "random", moves: int = 8, noise: float = 0.25,
           patience: int = 300, cross_every: int = 10, propagate: bool = True, repair: int = 200,
           free_groups: int = 2, restart: int = 150, graded: bool = True,
-          history: bool = False, count: int = 1) -> CspResult:
+          history: bool = False) -> CspResult:
     """Run one GA; zero/negative option values mean "the preset's default"."""
     if preset not in ("paper", "improved"):
         raise OptionError(f"engine ga: preset {preset!r} is not one of paper, improved")
@@ -239,7 +252,8 @@ class _Genome:
 def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: Clock, lo: np.ndarray,
               hi: np.ndarray, P: int, budget: int, k: int, S: int, noise: float, patience: int,
               cross_every: int, history: bool, allowed: list[list[int]] | None = None,
-              prop: Any = None, repair: int = 0, free_groups: int = 2, restart: int = 150, graded: bool = True,
+              prop: Any = None, repair: int = 0, free_groups: int = 2, restart: int = 150,
+              graded: bool = True,
               ) -> tuple[np.ndarray, int, list[int], bool]:
     if allowed is not None:  # cells the propagators fixed become givens; the rest keep a mask
         lo = lo.copy()
