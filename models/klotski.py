@@ -46,6 +46,7 @@ from puzzleplan.lang import (
     Or,
     Record,
     Table,
+    Tile,
     ToInt,
     split_headers,
 )
@@ -243,6 +244,12 @@ def build(lay: Layout, metric: str = "moves") -> Model:
                 for j in range(w):
                     board[r0 + i][c0 + j] = letter
         return "\n".join("".join(row) for row in board)
+
+    # pictures (puzzleplan.render): every piece a block of its shape's colour
+    look = m.look(H, W)
+    colours = {(2, 2): "#d9534f", (1, 2): "#5b9bd5", (2, 1): "#70ad47", (1, 1): "#f0c419"}
+    for k, p in enumerate(P):
+        look.sprite(pos[k], Tile(p.letter, fill=colours.get((p.h, p.w), "#bbbbbb")), size=(p.h, p.w))
 
     m.info.update(width=W, height=H, goal=lay.goal, id=lay.id, target_shape=(a.h, a.w))
     return m

@@ -16,7 +16,7 @@ Instance format: ``instances/skyscraper/FORMAT.md`` (``size``, ``top``, ``bottom
 
 from __future__ import annotations
 
-from puzzleplan.lang import CspModel, Record
+from puzzleplan.lang import CspModel, Record, Tile
 
 NAME = "skyscraper"
 OPTIONS: list = []
@@ -108,6 +108,16 @@ def build(data: dict) -> CspModel:
             out.append(f"{clue(data['left'][r]).rjust(w)}  {cells}  {clue(data['right'][r])}")
         out.append("   " + " ".join(clue(v).rjust(w) for v in data["bottom"]))
         return "\n".join(out)
+
+    # pictures: the n x n heights inside a ring of clues (constants; 0 = no clue, not drawn)
+    look = m.look(n + 2, n + 2)
+    look.cells(h, {v: Tile(str(v), fill="#a9c4e6") for v in range(1, n + 1)},
+               at=[(r + 1) * (n + 2) + c + 1 for r in range(n) for c in range(n)])
+    ring = [(0, j + 1, "top") for j in range(n)] + [(n + 1, j + 1, "bottom") for j in range(n)] \
+        + [(j + 1, 0, "left") for j in range(n)] + [(j + 1, n + 1, "right") for j in range(n)]
+    look.cells([data[side][j - 1 if side in ("top", "bottom") else r - 1] for r, j, side in ring],
+               {v: Tile(str(v), fill=None, ink="#a33") for v in range(1, n + 1)},
+               at=[r * (n + 2) + c for r, c, _ in ring])
 
     m.info["size"] = n
     return m

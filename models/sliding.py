@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from puzzleplan.lang import Act, And, Model, Option, Record, Sum, Table, split_headers
+from puzzleplan.lang import Act, And, Model, Option, Record, Sum, Table, Tile, split_headers
 
 NAME = "sliding"
 OPTIONS = [
@@ -135,6 +135,9 @@ def build(inst: Sliding, heuristic: str = "manhattan") -> Model:
         for r in range(n):
             rows.append(" ".join(("." if v == 0 else str(v)).rjust(width) for v in values[r * n:(r + 1) * n]))
         return "\n".join(rows)
+
+    look = m.look(n, n)   # pictures: each tile's number on a block, the hole left empty
+    look.cells(t, {k: Tile(str(k), fill="#e8c07d") for k in range(1, n * n)})
 
     m.info.update(n=n, name=inst.name)
     return m

@@ -12,7 +12,7 @@ first).  Lines starting with ``#`` are comments.  (``ONE_PER_LINE`` tells the lo
 
 from __future__ import annotations
 
-from puzzleplan.lang import CspModel, Record
+from puzzleplan.lang import CspModel, Record, Tile
 
 NAME = "sudoku"
 OPTIONS: list = []
@@ -61,4 +61,10 @@ def build(cells: list[int]) -> CspModel:
             rows.append(" | ".join(" ".join(row[k:k + 3]) for k in (0, 3, 6)))
         return "\n".join(rows)
 
+    # pictures: givens on grey, found digits on white (an unsolved cell is 0: not drawn)
+    look = m.look(9, 9, background=Tile(".", fill="#ffffff"))
+    flat = [d[r][c] for r in range(9) for c in range(9)]
+    for given, fill in ((True, "#d0d0d0"), (False, "#ffffff")):
+        at = [i for i in range(81) if bool(cells[i]) == given]
+        look.cells([flat[i] for i in at], {v: Tile(str(v), fill=fill) for v in range(1, 10)}, at=at)
     return m

@@ -66,6 +66,7 @@ from puzzleplan.lang import (
     Option,
     Or,
     Record,
+    Tile,
     ToInt,
     When,
     split_headers,
@@ -388,6 +389,15 @@ def build(g: Garden, goal: str = "final", stepback: str = "same", heuristic: str
         if p < 0:
             lines.append("(monk on the perimeter)")
         return "\n".join(lines)
+
+    # pictures: rocks, sand (raked or not, ornaments), leaves still lying on sand, the monk
+    look = m.look(R, C, background=Tile("#", fill="#777777", label=""))
+    sand_tiles = {0: Tile(".", fill="#f2e3b3", label=""), 1: Tile("~", fill="#c9a86a"),
+                  2: Tile("S", fill="#8c8c8c", shape="circle")}
+    sand_tiles.update({3 + rank: Tile(ch, fill="#7cb342") for ch, rank in LEAF_RANK.items()})
+    look.cells([If(sand[x] == 0, 3 + b.leaves[x], sand[x]) if x in b.leaves else sand[x] for x in cells],
+               sand_tiles, at=cells)
+    look.sprite(pos, Tile("M", fill="#e53935", shape="circle"))
 
     m.info.update(rows=R, cols=C, name=g.name, entries=[e[0] for e in ents], cells=cells)
     return m

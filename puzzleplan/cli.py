@@ -74,6 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "line), or, with no FILE, the plan of --engine")
     sh.add_argument("--engine", "-e", default="bfs")
     sh.add_argument("--time-limit", type=_positive_float, metavar="S")
+    sh.add_argument("--format", "-f", default=None, choices=("text", "svg", "png", "gif"),
+                    help="draw with the model's look: text (Unicode), svg, png (a frame strip with --plan), "
+                         "gif (an animated replay; needs --plan). Default: the model's text display")
+    sh.add_argument("-o", "--output", metavar="FILE", help="write the picture here (required for png, gif)")
+    sh.add_argument("--frames", default="move", choices=("move", "step"),
+                    help="replay frames: one per move (a costing step and the free steps after it; "
+                         "default) or one per step")
 
     d = sub.add_parser("dump", help="print the grounded task (variables, actions, goal)")
     common(d)
@@ -251,6 +258,8 @@ def _show(loaded: Any, args: argparse.Namespace) -> int:
     from .verify.reference import apply
 
     task = loaded.task
+    if args.format is not None or args.output:
+        return _show_picture(loaded, args)
     if api.is_constraint_task(task):  # the puzzle as given: fixed cells shown, free cells as 0
         render = task.renderer or (lambda vals: " ".join(map(str, vals)))
         print(render([v.lo if v.lo == v.hi else 0 for v in task.variables]))
@@ -283,6 +292,52 @@ def _show(loaded: Any, args: argparse.Namespace) -> int:
         raise PuzzleError(f"the plan ends after {len(plan)} steps without reaching the goal (cost {total})",
                           where, code=EXIT_BAD_PLAN)
     print(f"\ngoal reached, cost {total}")
+    return 0
+
+
+def _show_plan(loaded: Any, args: argparse.Namespace) -> list[int] | None:
+    """The plan ``show --plan`` replays: from a file, or solved now; None when no plan was found."""
+    from . import api
+
+    if args.plan == "":
+        api.check_engine(args.engine)
+        result = api.solve(loaded, args.engine, Limits(args.time_limit))
+        if result.plan is None:
+            print(f"no plan: {result.status}", file=sys.stderr)
+            raise SystemExit(api.exit_code(result))
+        return result.plan
+    return _read_plan(loaded.task, args.plan, EXIT_BAD_PLAN)
+
+
+def _show_picture(loaded: Any, args: argparse.Namespace) -> int:
+    """``show --format``: the model's look drawn as text/SVG/PNG; with --plan, a replay (strip or GIF)."""
+    from . import api, render
+    from .verify.reference import is_goal
+
+    task = loaded.task
+    fmt = args.format or "svg"
+    if api.is_constraint_task(task):
+        if args.plan is not None:
+            raise PuzzleError("--plan replays transition models; a constraint model has no plan",
+                              code=EXIT_BAD_OPTION)
+        state = [v.lo if v.lo == v.hi else 0 for v in task.variables]
+        scenes = [render.scene(task, state)]
+    elif args.plan is None:
+        scenes = [render.scene(task, task.init)]
+    else:
+        plan = _show_plan(loaded, args)
+        assert plan is not None
+        frames = render.replay(task, plan, args.frames)
+        if not is_goal(task, frames[-1][0]):
+            raise PuzzleError(f"the plan ends after {len(plan)} steps without reaching the goal",
+                              args.plan or "plan", code=EXIT_BAD_PLAN)
+        scenes = [render.scene(task, st, cap) for st, cap in frames]
+    text = render.write(scenes, fmt, args.output)
+    if text is not None:
+        sys.stdout.write(text)
+    else:
+        what = f"{len(scenes)} frames ({args.frames}s), last = goal" if len(scenes) > 1 else "1 board"
+        print(f"wrote {args.output}: {fmt}, {what}", file=sys.stderr)
     return 0
 
 

@@ -23,12 +23,13 @@ from .expr import (
     ToInt,
     const,
 )
+from .look import Look, Tile
 from .model import Act, Model, Option, When
 from .records import Record, read_records, split_headers
 
 __all__ = [
     "FALSE", "TRUE", "Abs", "Act", "Add", "And", "Count", "CspModel", "Element", "Expr", "If", "Implies",
-    "InstanceError", "Max", "Member", "Min", "Model", "ModelError", "Not", "Option", "OptionError",
-    "Or", "PuzzleError", "Record", "Sum", "Table", "ToInt", "When", "const", "read_records",
+    "InstanceError", "Look", "Max", "Member", "Min", "Model", "ModelError", "Not", "Option", "OptionError",
+    "Or", "PuzzleError", "Record", "Sum", "Table", "Tile", "ToInt", "When", "const", "read_records",
     "split_headers", "records_count",
 ]

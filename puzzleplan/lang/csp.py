@@ -35,6 +35,7 @@ from typing import Any
 
 from .errors import ModelError
 from .expr import BOOL, TRUE, And, Count, Expr, ExprLike, Max, lift, var
+from .look import Look
 from .model import VarInfo
 
 KINDS = ("expr", "alldiff", "records")
@@ -143,6 +144,12 @@ class CspModel:
         """Register how an assignment (values in variable order) is drawn as text."""
         self.renderer = fn
         return fn
+
+    def look(self, rows: int, cols: int, **options: Any) -> Look:
+        """Declare the board picture (``lang/look.py``); kept in ``info["look"]`` for the task."""
+        lk = Look(rows, cols, **options)
+        self.info["look"] = lk
+        return lk
 
 
 def _index(x: Expr) -> int:

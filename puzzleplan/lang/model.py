@@ -17,6 +17,7 @@ from typing import Any
 
 from .errors import ModelError
 from .expr import Expr, ExprLike, lift, var
+from .look import Look
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,15 @@ class Model:
         """Register how a state (values in variable order) is drawn as text."""
         self.renderer = fn
         return fn
+
+    def look(self, rows: int, cols: int, **options: Any) -> Look:
+        """Declare the board picture (``lang/look.py``): add layers to the returned ``Look``.
+
+        Kept in ``info["look"]`` so that grounding carries it to the task unchanged.
+        """
+        lk = Look(rows, cols, **options)
+        self.info["look"] = lk
+        return lk
 
 
 @dataclass(frozen=True)

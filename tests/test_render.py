@@ -1,0 +1,180 @@
+"""Pictures from the model's one look declaration: text, SVG, PNG, GIF replays, Jupyter hooks.
+
+The SVG checks parse the document (xml.etree) and count what was drawn against what the
+state says, computed here independently from the instance data (piece letters, tile values,
+givens, clues), not from the look.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from helpers import FAYAA, ROOT, write_klotski
+from test_cli import run_cli
+
+from puzzleplan import api, render
+from puzzleplan.lang import Look, ModelError, Tile
+from puzzleplan.lang.errors import EXIT_BAD_OPTION, EXIT_BAD_PLAN, EXIT_OUTPUT
+
+SVG = "{http://www.w3.org/2000/svg}"
+INST = ROOT / "instances"
+
+
+def groups(svg_text: str, kind: str) -> list[ET.Element]:
+    root = ET.fromstring(svg_text)
+    return [g for g in root.iter(f"{SVG}g") if g.get("class") == kind]
+
+
+def glyphs(svg_text: str, kind: str) -> list[str]:
+    return sorted(g.get("data-glyph") for g in groups(svg_text, kind))
+
+
+def svg_of(model: str, instance: str, capsys, *extra: str) -> str:
+    code, out, err = run_cli(["show", model, instance, "--format", "svg", *extra], capsys)
+    assert code == 0, err
+    return out
+
+
+def test_klotski_svg_draws_every_piece_once(capsys):
+    loaded = api.load_task("klotski", f"{FAYAA}#fayaa-001")
+    letters = sorted(p.letter for p in loaded.data.pieces)
+    out = svg_of("klotski", f"{FAYAA}#fayaa-001", capsys)
+    assert glyphs(out, "sprite") == letters
+    assert groups(out, "cell") == []
+    # the target's block is 2x2 cells: its rectangle is about twice a soldier's size
+    sizes = {g.get("data-glyph"): float(g.find(f"{SVG}rect").get("width")) for g in groups(out, "sprite")}
+    soldier = next(p.letter for p in loaded.data.pieces if (p.h, p.w) == (1, 1))
+    assert sizes["A"] > 1.8 * sizes[soldier]
+
+
+def test_sliding_svg_draws_every_tile_but_the_hole(tmp_path, capsys):
+    p = tmp_path / "s.txt"
+    p.write_text("3 1 2\n0 4 5\n6 7 8\n", encoding="utf-8")
+    out = svg_of("sliding", str(p), capsys)
+    assert glyphs(out, "cell") == sorted(str(k) for k in range(1, 9))
+    root = ET.fromstring(out)
+    # tile 3 sits in the top-left cell, i.e. its rectangle is the left-most and top-most
+    rects = {g.get("data-glyph"): g.find(f"{SVG}rect") for g in groups(out, "cell")}
+    x3, y3 = float(rects["3"].get("x")), float(rects["3"].get("y"))
+    assert x3 == min(float(r.get("x")) for r in rects.values())
+    assert y3 == min(float(r.get("y")) for r in rects.values())
+    assert root.get("width") and root.get("height")
+
+
+def test_zpg_svg_draws_sand_leaves_and_no_monk_at_the_start(capsys):
+    path = INST / "zpg" / "suite-mix-01.txt"
+    loaded = api.load_task("zpg", str(path))
+    rows = loaded.data.rows
+    free = [ch for row in rows for ch in row if ch != "#"]
+    out = svg_of("zpg", str(path), capsys)
+    cells = glyphs(out, "cell")
+    assert len(cells) == len(free)                       # one drawn square per non-rock cell
+    assert sorted(ch for ch in free if ch in "yor") == sorted(g for g in cells if g in "yor")
+    assert cells.count("S") == free.count("S")
+    assert groups(out, "sprite") == []                   # the monk starts outside the garden
+
+
+def test_skyscraper_svg_draws_clues_and_no_heights_before_solving(capsys):
+    path = INST / "skyscraper" / "tatham-4x4-easy-1.txt"
+    data = api.load_task("skyscraper", str(path)).data
+    clues = sorted(str(v) for side in ("top", "bottom", "left", "right") for v in data[side] if v)
+    givens = sorted(str(v) for row in (data["givens"] or []) for v in row if v)
+    out = svg_of("skyscraper", str(path), capsys)
+    assert glyphs(out, "cell") == sorted(clues + givens)
+
+
+def test_sudoku_svg_draws_exactly_the_givens(capsys):
+    inst = f"{INST / 'sudoku' / 'puzzles.txt'}#1"
+    cells = api.load_task("sudoku", inst).data
+    out = svg_of("sudoku", inst, capsys)
+    assert glyphs(out, "cell") == sorted(str(v) for v in cells if v)
+
+
+def test_board_of_a_solved_sudoku_fills_all_81_cells():
+    loaded = api.load_task("sudoku", f"{INST / 'sudoku' / 'puzzles.txt'}#1")
+    result = api.solve(loaded, "cpsat")
+    board = render.Board(loaded.task, result.assignment)
+    svg = board._repr_svg_()
+    assert len(groups(svg, "cell")) == 81
+    text = str(board).splitlines()
+    assert len(text) == 9 and all(len(row) == 9 and "." not in row for row in text)
+
+
+def test_klotski_plan_as_gif_has_one_frame_per_move_and_ends_at_the_goal(tmp_path, capsys):
+    PIL = pytest.importorskip("PIL.Image")
+    gif = tmp_path / "hdlm.gif"
+    code, out, err = run_cli(["show", "klotski", f"{FAYAA}#fayaa-001", "--plan", "--format", "gif",
+                              "-o", gif], capsys)
+    assert code == 0, err
+    assert out == ""
+    im = PIL.open(gif)
+    assert im.n_frames == 82                              # the start + 81 moves (the published optimum)
+    # the same replay as SVG: the last frame has A on its goal cell (bottom middle of 4x5)
+    loaded = api.load_task("klotski", f"{FAYAA}#fayaa-001")
+    result = api.solve(loaded, "bfs")
+    rep = render.Replay(loaded.task, result.plan)
+    assert len(rep) == 82 == result.cost + 1
+    last = str(rep).split("\n\n")[-1].splitlines()
+    assert last[0].startswith("move 81:")
+    assert [row[1:3] for row in last[4:6]] == ["AA", "AA"]
+    steps = render.Replay(loaded.task, result.plan, per="step")
+    assert len(steps) == len(result.plan) + 1 > len(rep)
+    assert "<svg" in rep._repr_html_()
+
+
+def test_png_board_and_strip(tmp_path, capsys):
+    PIL = pytest.importorskip("PIL.Image")
+    p = write_klotski(tmp_path / "t.txt", ["AB.", "CDE", "F.G"], size=(3, 3), goal=(2, 2))
+    one, strip = tmp_path / "one.png", tmp_path / "strip.png"
+    assert run_cli(["show", "klotski", p, "-O", "metric=steps", "-f", "png", "-o", one], capsys)[0] == 0
+    code, _, err = run_cli(["show", "klotski", p, "-O", "metric=steps", "--plan", "-f", "png", "-o", strip,
+                            "--frames", "step"], capsys)
+    assert code == 0, err
+    a, b = PIL.open(one), PIL.open(strip)
+    assert a.format == b.format == "PNG"
+    assert b.size[0] > a.size[0]                          # several frames side by side
+
+
+def test_text_format_uses_the_look(tmp_path, capsys):
+    p = write_klotski(tmp_path / "t.txt", ["AB.", "CDE", "F.G"], size=(3, 3), goal=(2, 2))
+    code, out, _ = run_cli(["show", "klotski", p, "-f", "text"], capsys)
+    assert code == 0 and out.splitlines() == ["AB.", "CDE", "F.G"]
+
+
+def test_errors_are_one_line_with_documented_codes(tmp_path, capsys):
+    p = write_klotski(tmp_path / "t.txt", ["AB.", "CDE", "F.G"], size=(3, 3), goal=(2, 2))
+    code, _, err = run_cli(["show", "klotski", p, "-f", "png"], capsys)
+    assert code == EXIT_BAD_OPTION and err.count("\n") == 1 and "-o" in err
+    code, _, err = run_cli(["show", "klotski", p, "-f", "gif", "-o", tmp_path / "x.gif"], capsys)
+    assert code == EXIT_BAD_OPTION and "--plan" in err
+    code, _, err = run_cli(["show", "klotski", p, "-f", "svg", "-o", tmp_path / "no" / "dir.svg"], capsys)
+    assert code == EXIT_OUTPUT and err.count("\n") == 1
+    bad = tmp_path / "plan.txt"
+    bad.write_text("B right\n", encoding="utf-8")
+    code, _, err = run_cli(["show", "klotski", p, "-O", "metric=steps", "--plan", bad, "-f", "svg"], capsys)
+    assert code == EXIT_BAD_PLAN and "goal" in err
+    code, _, err = run_cli(["show", "sudoku", f"{INST / 'sudoku' / 'puzzles.txt'}#1", "--plan", "-f", "svg"],
+                           capsys)
+    assert code == EXIT_BAD_OPTION
+
+
+def test_model_without_a_look_says_so(tmp_path, capsys):
+    inst = tmp_path / "j.txt"
+    inst.write_text("a: 3\nb: 5\ntarget: 4\n", encoding="utf-8")
+    jugs = ROOT / "tests" / "models" / "jugs.py"
+    assert not render.has_look(api.load_task(str(jugs), str(inst)).task)
+    code, _, err = run_cli(["show", str(jugs), inst, "-f", "svg"], capsys)
+    assert code == EXIT_BAD_OPTION and "look" in err and err.count("\n") == 1
+    code, out, _ = run_cli(["show", str(jugs), inst], capsys)      # the plain text display still works
+    assert code == 0 and out.strip()
+
+
+def test_look_declaration_is_checked():
+    lk = Look(2, 3)
+    with pytest.raises(ModelError):
+        lk.cells([1, 2, 3], {1: Tile("x")}, at=[0, 1, 6])
+    with pytest.raises(ModelError):
+        lk.sprite(0, Tile("x"), size=(3, 1))
+    with pytest.raises(ModelError):
+        Tile("")
