@@ -58,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bfs only: explore every reachable state and report how many")
     s.add_argument("-E", dest="engine_options", action="append", default=[], metavar="KEY=VALUE",
                    help="engine option (repeatable), e.g. -E horizon=40 for sat/cpsat")
+    s.add_argument("--quiet", "-q", action="store_true", help="no live progress line on stderr")
+    s.add_argument("--log-progress", action="store_true",
+                   help="progress as JSON lines on stderr ({\"event\": \"progress\", ...}), for scripts")
+    s.add_argument("--progress-every", type=_positive_float, default=None, metavar="S",
+                   help="seconds between progress updates (default 0.25 live, 1 for --log-progress)")
 
     v = sub.add_parser("verify", help="run several engines, replay every plan, compare optima")
     common(v)
@@ -180,7 +185,15 @@ def _dispatch(args: argparse.Namespace) -> int:
         extra = api.constraint_engine_defaults(args.engine, extra, seed=args.seed, count=args.count)
     elif args.count != 1:
         raise PuzzleError("--count works with constraint models only", code=EXIT_BAD_OPTION)
-    result = api.solve(loaded, args.engine, Limits(args.time_limit, args.max_states), args.kernel, **extra)
+    from .progress import for_cli
+
+    listener = for_cli(args.engine, args.quiet, args.log_progress, args.progress_every)
+    limits = Limits(args.time_limit, args.max_states, progress=listener)
+    if listener is None:
+        result = api.solve(loaded, args.engine, limits, args.kernel, **extra)
+    else:
+        with listener:
+            result = api.solve(loaded, args.engine, limits, args.kernel, **extra)
     if args.json:
         print(json.dumps(api.result_json(loaded, result), ensure_ascii=False))
     else:

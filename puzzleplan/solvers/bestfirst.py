@@ -63,6 +63,10 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             if clock.out_of_time() or clock.too_many(table.size):
                 status = "limit"
                 break
+            if clock.progress is not None:   # the frontier count is not free: only when someone listens
+                open_n = sum(a.size for by in buckets.values() for arrs in by.values() for a in arrs)
+                clock.report(f_bound=f, expanded=expanded, generated=generated, states=table.size,
+                             frontier=open_n)
             closed_at.ensure(table.size)
             reopened += int(np.count_nonzero(closed_at.a[part] < INF))
             closed_at.a[part] = g

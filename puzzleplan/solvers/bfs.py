@@ -129,6 +129,8 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
         run.note_memory(cand.nbytes)
         frontier = new[:count]
         g += 1
+        run.clock.report(depth=g, frontier=int(frontier.size), states=run.table.size, expanded=run.expanded,
+                         generated=run.generated)
     return _result(run, layers)
 
 
@@ -319,6 +321,8 @@ def _run_compiled(run: _Search, root: int) -> list[int]:
             if run.clock.out_of_time() or run.clock.too_many(run.table.size):
                 run.status = "limit"
                 break
+            run.clock.report(depth=int(st[2]), frontier=int(st[1]), next_layer=int(st[4]),
+                             states=run.table.size, expanded=int(st[5]), generated=int(st[6]))
             continue
         if code == 2:
             act = k.task.actions[int(st[12])]

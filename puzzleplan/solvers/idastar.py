@@ -150,6 +150,8 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
                 iterations.append(bound)
                 return Result("limit", "idastar", stats=clock.stats(
                     expanded=expanded, generated=expanded, iterations=iterations))
+            clock.report(f_bound=bound, depth=int(st[0]), expanded=expanded + int(st[2]),
+                         iteration=len(iterations) + 1)
         expanded += int(st[2])
         iterations.append(bound)
         if st[1] == 1:

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .progress import Progress
+
 STATUSES = ("optimal", "solved", "unsolvable", "unknown", "limit")
 
 
@@ -33,6 +35,8 @@ def positive(kind: type) -> Callable[[str], Any]:
 class Limits:
     time_s: float | None = None
     max_states: int | None = None
+    # where engines report progress (``solvers/progress.py``); None = nobody is listening
+    progress: Progress | None = None
 
     def deadline(self, start: float) -> float | None:
         return None if self.time_s is None else start + self.time_s
@@ -65,6 +69,8 @@ class Clock:
         self.deadline = limits.deadline(self.start)
         self.max_states = limits.max_states
         self.peak_bytes = 0
+        self.progress = limits.progress
+        self._next_report = self.start + (limits.progress.every if limits.progress is not None else 0.0)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -74,6 +80,18 @@ class Clock:
 
     def too_many(self, n_states: int) -> bool:
         return self.max_states is not None and n_states > self.max_states
+
+    def report(self, **figures: Any) -> None:
+        """Tell the progress listener the engine's figures (depth, frontier, ...), at most every
+        ``progress.every`` seconds.  Engines call it where they already read the clock, so with no
+        listener it costs one attribute test."""
+        if self.progress is None:
+            return
+        now = time.perf_counter()
+        if now < self._next_report:
+            return
+        self._next_report = now + self.progress.every
+        self.progress.update({"elapsed_s": round(now - self.start, 3), **figures})
 
     def note_bytes(self, n: int) -> None:
         self.peak_bytes = max(self.peak_bytes, n)

@@ -1,0 +1,127 @@
+"""Showing engine progress: a live terminal line (rich) or JSON log lines for scripts.
+
+Engines report raw figures through ``Limits.progress`` (``solvers/progress.py``);
+this module turns them into something a person or a script reads.  Both
+listeners add two derived figures: ``states_per_s`` (expanded states per second
+of search, for explicit engines) and ``rss_mb`` (the process's resident memory
+now).  Output goes to **stderr** only, so ``--json`` on stdout stays one JSON
+object.  ``for_cli`` picks the listener from the command-line flags: JSON lines
+with ``--log-progress``; else a live line when stderr is a terminal and
+``--quiet`` is not given; else nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+from types import TracebackType
+from typing import Any, TextIO
+
+# order and short names of the live line's fields
+_FIELDS = (("depth", "depth"), ("f_bound", "f"), ("horizon", "horizon"), ("generation", "gen"),
+           ("best_fitness", "best"), ("frontier", "frontier"), ("states", "states"),
+           ("conflicts", "conflicts"), ("expanded", "expanded"))
+
+
+def rss_mb() -> float:
+    """Resident memory now (Linux /proc), else the peak so far (getrusage)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            pages = int(f.read().split()[1])
+        return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+    except (OSError, ValueError, IndexError):
+        return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def enrich(engine: str, figures: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"engine": engine, **figures}
+    t = figures.get("elapsed_s") or 0.0
+    if "expanded" in figures and t > 0:
+        out["states_per_s"] = round(figures["expanded"] / t)
+    out["rss_mb"] = rss_mb()
+    return out
+
+
+class Listener:
+    """Base: a context manager around one engine run; ``every`` seconds between updates."""
+
+    def __init__(self, engine: str, every: float):
+        self.engine = engine
+        self.every = every
+
+    def update(self, figures: dict[str, Any]) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __enter__(self) -> Listener:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        return None
+
+
+class JsonLines(Listener):
+    """One JSON object per update on ``stream``: ``{"event": "progress", "engine": ..., figures}``."""
+
+    def __init__(self, engine: str, every: float = 1.0, stream: TextIO | None = None):
+        super().__init__(engine, every)
+        self.stream = stream or sys.stderr
+
+    def update(self, figures: dict[str, Any]) -> None:
+        self.stream.write(json.dumps({"event": "progress", **enrich(self.engine, figures)}) + "\n")
+        self.stream.flush()
+
+
+class LiveLine(Listener):
+    """One line rewritten in place on the terminal (rich ``Live``, transient: gone when the run ends)."""
+
+    def __init__(self, engine: str, every: float = 0.25):
+        super().__init__(engine, every)
+        self._live: Any = None
+
+    def __enter__(self) -> LiveLine:
+        from rich.console import Console
+        from rich.live import Live
+        from rich.text import Text
+
+        self._live = Live(Text(f"{self.engine}: starting"), console=Console(stderr=True), transient=True,
+                          auto_refresh=False)
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._live is not None:
+            self._live.__exit__(et, e, tb)
+            self._live = None
+
+    @staticmethod
+    def line(engine: str, figures: dict[str, Any]) -> str:
+        f = enrich(engine, figures)
+        parts = [f"{engine}"]
+        parts += [f"{short} {f[key]:,}" if isinstance(f[key], int) else f"{short} {f[key]}"
+                  for key, short in _FIELDS if key in f]
+        if "states_per_s" in f:
+            parts.append(f"{f['states_per_s']:,} states/s")
+        parts.append(f"{f['rss_mb']:,.0f} MB")
+        parts.append(f"{f.get('elapsed_s', 0.0):.1f} s")
+        return " | ".join(parts)
+
+    def update(self, figures: dict[str, Any]) -> None:
+        if self._live is None:
+            return
+        from rich.text import Text
+
+        self._live.update(Text(self.line(self.engine, figures)), refresh=True)
+
+
+def for_cli(engine: str, quiet: bool = False, log: bool = False,
+            every: float | None = None) -> Listener | None:
+    """The listener the command line uses (see the module docstring), or None."""
+    if log:
+        return JsonLines(engine, every if every is not None else 1.0)
+    if quiet or not sys.stderr.isatty():
+        return None
+    return LiveLine(engine, every if every is not None else 0.25)
