@@ -35,6 +35,9 @@ def add_bench_parser(sub: Any) -> None:
                        description=f"Run a benchmark suite (bundled: {names}; or a path to a .toml file).")
     b.add_argument("suite", nargs="?", help="suite name from bench/ (e.g. klotski, hrd-speed, sliding) or a "
                                             ".toml file")
+    b.add_argument("files", nargs="*", metavar="FILE",
+                   help="with SUITE = compare: two result files A.json B.json (geometric-mean time ratios)")
+    b.add_argument("--json", action="store_true", help="compare: print the comparison as JSON")
     b.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="JSON output file (default results/SUITE-DATE.json)")
     b.add_argument("--time-limit", type=_positive_float, metavar="S",
@@ -58,6 +61,13 @@ def run_bench(args: argparse.Namespace) -> int:
         return 0
     if not args.suite:
         raise PuzzleError("bench needs a SUITE (or --list)", code=EXIT_BAD_OPTION)
+    if args.suite == "compare":
+        from .compare import main as compare_main
+
+        return compare_main(args.files, as_json=args.json)
+    if args.files:
+        raise PuzzleError(f"unexpected arguments after the suite: {' '.join(args.files)}",
+                          code=EXIT_BAD_OPTION)
     suite = load_suite(args.suite)
     progress = None if args.quiet else runner.stderr_progress
     started = datetime.now(timezone.utc)
