@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bfs only: explore every reachable state and report how many")
     s.add_argument("-E", dest="engine_options", action="append", default=[], metavar="KEY=VALUE",
                    help="engine option (repeatable), e.g. -E horizon=40 for sat/cpsat")
+    s.add_argument("--layers", action="store_true",
+                   help="also print states per layer (bfs: closed/open after each layer; best-first: per f)")
+    s.add_argument("--layers-plot", metavar="FILE", help="draw the layer sizes to FILE (.png/.svg/.pdf; "
+                                                         "needs matplotlib, the plot extra)")
     s.add_argument("--quiet", "-q", action="store_true", help="no live progress line on stderr")
     s.add_argument("--log-progress", action="store_true",
                    help="progress as JSON lines on stderr ({\"event\": \"progress\", ...}), for scripts")
@@ -198,7 +202,29 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(json.dumps(api.result_json(loaded, result), ensure_ascii=False))
     else:
         _print_result(loaded, result)
+    if args.layers or args.layers_plot:
+        _layers(loaded, result, args)
     return api.exit_code(result)
+
+
+def _layers(loaded: Any, result: Any, args: argparse.Namespace) -> None:
+    """``solve --layers/--layers-plot``: the per-layer sizes an engine recorded (Table I of the HRD paper)."""
+    from .bench import plot
+
+    st = result.stats
+    if isinstance(st.get("layers"), list):
+        sizes, xlabel = [int(x) for x in st["layers"]], "layer (cost)"
+    elif isinstance(st.get("f_layers"), dict):
+        fs = sorted(st["f_layers"])
+        sizes = [int(st["f_layers"][f]) for f in fs]
+        xlabel = f"f-layer (f = {fs[0]}..{fs[-1]})" if fs else "f"
+    else:
+        raise PuzzleError(f"engine {result.engine} records no layer sizes (bfs, ucs and astar do)",
+                          code=EXIT_BAD_OPTION)
+    if args.layers and not args.json:
+        print("\n" + plot.render_layer_table(sizes))
+    if args.layers_plot:
+        plot.plot_layers(sizes, args.layers_plot, title=f"{loaded.instance} ({result.engine})", xlabel=xlabel)
 
 
 def _generate(args: argparse.Namespace) -> int:

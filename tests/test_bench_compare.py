@@ -73,3 +73,50 @@ def test_cli_table_json_and_errors(tmp_path, capsys):
     assert code == 30 and "records" in err and err.count("\n") == 1
     code, _, err = run_cli(["bench", "compare", a, tmp_path / "missing.json"], capsys)
     assert code == 30
+
+
+# ----------------------------------------------------------------------------- plots and layer tables
+def test_layer_table_is_the_papers_close_open_bookkeeping():
+    from puzzleplan.bench.plot import layer_table
+
+    # after layer n: CLOSE = layers 0..n, OPEN = layer n+1 (the HRD paper's Table I)
+    assert layer_table([1, 3, 5, 2]) == [(0, 1, 3), (1, 4, 5), (2, 9, 2), (3, 11, 0)]
+
+
+def test_solve_layers_prints_one_row_per_bfs_layer(tmp_path, capsys):
+    from helpers import write_klotski
+
+    p = write_klotski(tmp_path / "t.txt", ["AB.", "CDE", "F.G"], size=(3, 3), goal=(2, 2))
+    code, out, _ = run_cli(["solve", "klotski", p, "-O", "metric=steps", "--json"], capsys)
+    layers = json.loads(out)["stats"]["layers"]
+    code, out, err = run_cli(["solve", "klotski", p, "-O", "metric=steps", "--layers"], capsys)
+    assert code == 0, err
+    table = out[out.index("layer  "):].splitlines()[1:]
+    rows = [tuple(int(x.replace(",", "")) for x in ln.split()) for ln in table]
+    assert [r[0] for r in rows] == list(range(len(layers)))
+    assert [r[1] for r in rows] == [sum(layers[: n + 1]) for n in range(len(layers))]
+    code, _, err = run_cli(["solve", "klotski", p, "-O", "metric=steps", "-e", "sat", "--layers"], capsys)
+    assert code == 31 and "layer" in err
+
+
+def test_plots_write_files(tmp_path, capsys):
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    a = write(tmp_path / "a.json", A)
+    fig = tmp_path / "ct.png"
+    code, out, err = run_cli(["bench", "plot", a, "-o", fig], capsys)
+    assert code == 0, err
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"{len(A)} runs" in out                            # every record has a time and a cost
+    code, _, err = run_cli(["bench", "plot", a, "-o", tmp_path / "x.txt"], capsys)
+    assert code == 31 and err.count("\n") == 1
+    code, _, err = run_cli(["bench", "plot", a, "-o", tmp_path / "no" / "x.svg"], capsys)
+    assert code == 35
+    from helpers import write_klotski
+
+    p = write_klotski(tmp_path / "t.txt", ["AB.", "CDE", "F.G"], size=(3, 3), goal=(2, 2))
+    svg = tmp_path / "layers.svg"
+    code, _, err = run_cli(["solve", "klotski", p, "--layers-plot", svg], capsys)
+    assert code == 0, err
+    assert svg.read_text(encoding="utf-8").lstrip().startswith("<?xml")

@@ -36,7 +36,8 @@ def add_bench_parser(sub: Any) -> None:
     b.add_argument("suite", nargs="?", help="suite name from bench/ (e.g. klotski, hrd-speed, sliding) or a "
                                             ".toml file")
     b.add_argument("files", nargs="*", metavar="FILE",
-                   help="with SUITE = compare: two result files A.json B.json (geometric-mean time ratios)")
+                   help="with SUITE = compare: two result files A.json B.json (geometric-mean time ratios); "
+                        "with SUITE = plot: one result file, drawn as cost against time (-o FIG.png)")
     b.add_argument("--json", action="store_true", help="compare: print the comparison as JSON")
     b.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="JSON output file (default results/SUITE-DATE.json)")
@@ -65,6 +66,10 @@ def run_bench(args: argparse.Namespace) -> int:
         from .compare import main as compare_main
 
         return compare_main(args.files, as_json=args.json)
+    if args.suite == "plot":
+        from .plot import main as plot_main
+
+        return plot_main(args.files, args.output)
     if args.files:
         raise PuzzleError(f"unexpected arguments after the suite: {' '.join(args.files)}",
                           code=EXIT_BAD_OPTION)
