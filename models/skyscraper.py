@@ -110,9 +110,10 @@ def build(data: dict) -> CspModel:
         return "\n".join(out)
 
     # pictures: the n x n heights inside a ring of clues (constants; 0 = no clue, not drawn)
-    look = m.look(n + 2, n + 2)
-    look.cells(h, {v: Tile(str(v), fill="#a9c4e6") for v in range(1, n + 1)},
-               at=[(r + 1) * (n + 2) + c + 1 for r in range(n) for c in range(n)])
+    look = m.look(n + 2, n + 2, background=Tile(" ", fill="#ffffff"), blocks=(n, n), blocks_at=(1, 1))
+    inner = [(r + 1) * (n + 2) + c + 1 for r in range(n) for c in range(n)]
+    look.cells(h, {v: Tile(str(v), fill="#a9c4e6") for v in range(1, n + 1)}
+               | {0: Tile(".", fill=None, label="")}, at=inner)
     ring = [(0, j + 1, "top") for j in range(n)] + [(n + 1, j + 1, "bottom") for j in range(n)] \
         + [(j + 1, 0, "left") for j in range(n)] + [(j + 1, n + 1, "right") for j in range(n)]
     look.cells([data[side][j - 1 if side in ("top", "bottom") else r - 1] for r, j, side in ring],

@@ -62,7 +62,7 @@ def build(cells: list[int]) -> CspModel:
         return "\n".join(rows)
 
     # pictures: givens on grey, found digits on white (an unsolved cell is 0: not drawn)
-    look = m.look(9, 9, background=Tile(".", fill="#ffffff"))
+    look = m.look(9, 9, background=Tile(".", fill="#ffffff"), blocks=(3, 3))
     flat = [d[r][c] for r in range(9) for c in range(9)]
     for given, fill in ((True, "#d0d0d0"), (False, "#ffffff")):
         at = [i for i in range(81) if bool(cells[i]) == given]

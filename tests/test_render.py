@@ -81,7 +81,12 @@ def test_skyscraper_svg_draws_clues_and_no_heights_before_solving(capsys):
     clues = sorted(str(v) for side in ("top", "bottom", "left", "right") for v in data[side] if v)
     givens = sorted(str(v) for row in (data["givens"] or []) for v in row if v)
     out = svg_of("skyscraper", str(path), capsys)
-    assert glyphs(out, "cell") == sorted(clues + givens)
+    drawn = glyphs(out, "cell")
+    assert [g for g in drawn if g != "."] == sorted(clues + givens)
+    assert drawn.count(".") == data["n"] ** 2 - len(givens)       # empty cells of the answer grid
+    # one heavy frame around the n x n answer grid: 2 horizontal + 2 vertical rules
+    rules = [ln for ln in ET.fromstring(out).iter(f"{SVG}line") if ln.get("class") == "rule"]
+    assert len(rules) == 4
 
 
 def test_sudoku_svg_draws_exactly_the_givens(capsys):
@@ -89,6 +94,8 @@ def test_sudoku_svg_draws_exactly_the_givens(capsys):
     cells = api.load_task("sudoku", inst).data
     out = svg_of("sudoku", inst, capsys)
     assert glyphs(out, "cell") == sorted(str(v) for v in cells if v)
+    rules = [ln for ln in ET.fromstring(out).iter(f"{SVG}line") if ln.get("class") == "rule"]
+    assert len(rules) == 8                                        # box borders: 4 horizontal, 4 vertical
 
 
 def test_board_of_a_solved_sudoku_fills_all_81_cells():

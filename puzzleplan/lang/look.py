@@ -78,10 +78,16 @@ class Look:
     background: Tile = Tile(".", fill="#f7f3e8")
     layers: list[CellLayer | Sprite] = field(default_factory=list)
     title: str = ""
+    # heavy rules every (h, w) cells, offset by ``blocks_at`` (the top-left cell of the ruled area):
+    # sudoku boxes; None = none
+    blocks: tuple[int, int] | None = None
+    blocks_at: tuple[int, int] = (0, 0)
 
     def __post_init__(self) -> None:
         if self.rows < 1 or self.cols < 1:
             raise ModelError(f"look: the board needs at least one cell, got {self.rows}x{self.cols}")
+        if self.blocks is not None and not (1 <= self.blocks[0] and 1 <= self.blocks[1]):
+            raise ModelError(f"look: blocks must be positive (h, w), got {self.blocks}")
 
     def cells(self, values: Sequence[ExprLike] | Sequence[Sequence[ExprLike]], tiles: Mapping[int, Tile],
               at: Sequence[int] | None = None) -> None:

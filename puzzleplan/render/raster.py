@@ -60,6 +60,8 @@ def to_image(sc: Scene, size: tuple[int, int] | None = None) -> Any:
         if t.text:
             d.text(((x + x1) / 2, (y + y1) / 2), t.text, fill=t.ink, anchor="mm",
                    font=big if len(t.text) <= 2 else small)
+    for r0, c0, r1, c1 in sc.rules:
+        d.line([PAD + c0 * CELL, PAD + r0 * CELL, PAD + c1 * CELL, PAD + r1 * CELL], fill="#222222", width=3)
     if sc.caption:
         d.text((PAD, 2 * PAD + sc.rows * CELL + 10), sc.caption, fill="black", anchor="lm", font=_font(12))
     return img

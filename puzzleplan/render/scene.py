@@ -37,6 +37,7 @@ class Scene:
     background: Tile
     items: list[Item] = field(default_factory=list)
     caption: str = ""
+    rules: list[tuple[int, int, int, int]] = field(default_factory=list)  # heavy lines (r0, c0, r1, c1)
 
 
 def look_of(task: Any) -> Look:
@@ -56,7 +57,7 @@ def scene(task: Any, state: Sequence[int], caption: str = "") -> Scene:
     """Evaluate the look's layers on ``state`` (values in variable order)."""
     lk = look_of(task)
     memo: dict[int, int] = {}
-    out = Scene(lk.rows, lk.cols, lk.background, caption=caption)
+    out = Scene(lk.rows, lk.cols, lk.background, caption=caption, rules=_rules(lk))
     for layer in lk.layers:
         if isinstance(layer, CellLayer):
             for cell, e in zip(layer.at, layer.values):
@@ -72,6 +73,18 @@ def scene(task: Any, state: Sequence[int], caption: str = "") -> Scene:
             h, w = layer.size
             if r + h <= lk.rows and c + w <= lk.cols:
                 out.items.append(Item("sprite", r, c, h, w, layer.tile))
+    return out
+
+
+def _rules(lk: Look) -> list[tuple[int, int, int, int]]:
+    """Heavy block lines (in cell coordinates) over the rest of the board from ``blocks_at``."""
+    if lk.blocks is None:
+        return []
+    (bh, bw), (r0, c0) = lk.blocks, lk.blocks_at
+    r1 = r0 + (lk.rows - r0) // bh * bh        # the ruled area ends with its last whole block
+    c1 = c0 + (lk.cols - c0) // bw * bw
+    out = [(r, c0, r, c1) for r in range(r0, r1 + 1, bh)]
+    out += [(r0, c, r1, c) for c in range(c0, c1 + 1, bw)]
     return out
 
 

@@ -57,6 +57,9 @@ def board_svg(sc: Scene) -> list[str]:
         out.append(f'<line x1="{PAD + c * CELL}" y1="{PAD}" x2="{PAD + c * CELL}" '
                    f'y2="{PAD + sc.rows * CELL}" stroke="#ccc"/>')
     out.extend(_item(it) for it in sc.items)
+    for r0, c0, r1, c1 in sc.rules:
+        out.append(f'<line class="rule" x1="{PAD + c0 * CELL}" y1="{PAD + r0 * CELL}" x2="{PAD + c1 * CELL}" '
+                   f'y2="{PAD + r1 * CELL}" stroke="#222" stroke-width="3"/>')
     if sc.caption:
         y = PAD * 2 + sc.rows * CELL + CAPTION / 2
         out.append(f'<text class="caption" x="{PAD}" y="{y}" font-size="12" font-family="sans-serif" '
