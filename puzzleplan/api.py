@@ -383,3 +383,21 @@ def result_json(loaded: Loaded, result: Result) -> dict[str, Any]:
         "options": {k: v for k, v in loaded.options.items()},
         "stats": result.stats,
     }
+
+
+def picture(loaded: Loaded, result: Result | None = None, per: str = "move") -> Any:
+    """Something Jupyter displays: the start (no result), a solved assignment, or a plan's replay.
+
+    ``render.Board`` shows itself as SVG, ``render.Replay`` as a strip of SVG frames (one per move,
+    or per step with ``per="step"``); both print as Unicode text.  Needs a model with a look.
+    """
+    from . import render
+
+    if result is None:
+        return render.Board(loaded.task)
+    assignment = getattr(result, "assignment", None)
+    if assignment is not None:
+        return render.Board(loaded.task, assignment)
+    if result.plan is not None:
+        return render.Replay(loaded.task, result.plan, per)
+    return render.Board(loaded.task)

@@ -185,3 +185,16 @@ def test_look_declaration_is_checked():
         lk.sprite(0, Tile("x"), size=(3, 1))
     with pytest.raises(ModelError):
         Tile("")
+
+
+def test_api_picture_for_jupyter():
+    loaded = api.load_task("sudoku", f"{INST / 'sudoku' / 'puzzles.txt'}#1")
+    start = api.picture(loaded)
+    assert len(groups(start._repr_svg_(), "cell")) == sum(1 for v in loaded.data if v)
+    solved = api.picture(loaded, api.solve(loaded, "cpsat"))
+    assert len(groups(solved._repr_svg_(), "cell")) == 81
+    k = api.load_task("klotski", f"{FAYAA}#fayaa-001")
+    rep = api.picture(k, api.solve(k, "bfs"), per="move")
+    assert isinstance(rep, render.Replay) and len(rep) == 82
+    frames = [g for g in ET.fromstring(rep._repr_html_()[5:-6]).iter(f"{SVG}g") if g.get("class") == "frame"]
+    assert len(frames) == 82

@@ -65,7 +65,10 @@ class Board:
 
     def __init__(self, task: Any, state: Sequence[int] | None = None, caption: str = ""):
         self.task = task
-        self.state = list(task.init if state is None else state)
+        if state is None:   # the start; for a constraint model, the givens (free cells as 0: not drawn)
+            state = task.init if hasattr(task, "init") else \
+                [v.lo if v.lo == v.hi else 0 for v in task.variables]
+        self.state = list(state)
         self.scene = scene(task, self.state, caption)
 
     def __str__(self) -> str:
