@@ -167,6 +167,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     while True:
         if clock.out_of_time():
             return out_of_time(H, best)
+        clock.report(horizon=H, conflicts=run.conflicts)
         model = build(H, max_cost=None if best is None else best[0] - 1)
         status, solver = run.solve(model)
         if status == "INFEASIBLE":

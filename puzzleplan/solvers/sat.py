@@ -273,6 +273,8 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
         sat.solver.delete()
         if r is None or clock.out_of_time():
             return Result("limit", "sat", stats=stats, message=f"time limit at horizon {T}")
+        if clock.progress is not None:
+            clock.report(horizon=T + 1, conflicts=conflicts, solver_calls=calls)
         if cap is not None and T >= cap:
             return Result("unknown", "sat", stats=stats, proof=f"UNSAT at horizons 0..{T}",
                           message=f"no plan of at most {cap} steps (horizon cap)")
@@ -310,6 +312,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
         if clock.out_of_time():
             return Result("limit", "sat", stats=sat.stats(horizon=T),
                           message=f"time limit after horizon {T}")
+        if clock.progress is not None:
+            clock.report(horizon=T + 1, conflicts=sat._conflicts(), solver_calls=sat.calls)
         if sat.inv is not None and T + 1 >= sat.inv.EAGER_FROM and not sat.inv.done:
             enc.add_invariants(sat.inv.get())
         enc.extend()
@@ -380,6 +384,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
         if clock.out_of_time():
             interrupted = True
             break
+        if clock.progress is not None:
+            clock.report(horizon=H + 1, conflicts=sat._conflicts(), cost=cost)
         if sat.inv is not None and H + 1 >= sat.inv.EAGER_FROM and not sat.inv.done:
             enc.add_invariants(sat.inv.get())
         enc.extend()
