@@ -164,7 +164,7 @@ class LazyInvariants:
     decided in milliseconds without it; invariants only pay off on the long, hard horizons.
     """
 
-    EAGER_FROM = 4
+    EAGER_FROM = 10
 
     def __init__(self, task: Any, clock: Clock, enabled: bool, symmetric: bool):
         self.task, self.clock, self.enabled, self.symmetric = task, clock, enabled, symmetric
