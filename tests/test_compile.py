@@ -135,6 +135,6 @@ def test_verify_empty_engine_list(capsys, engines: str) -> None:
 @pytest.mark.parametrize("option", ["horizon=0", "horizon=-2", "horizon=x", "run_bound_s=-1"])
 @pytest.mark.parametrize("engine", ["sat", "cpsat"])
 def test_bad_engine_horizon(capsys, engine: str, option: str) -> None:
-    line = assert_one_line_error(*run_cli(["solve", "sliding", EIGHT_MID, "-e", engine, "-E", option], capsys),
-                                 expected_code=EXIT_BAD_OPTION)
+    argv = ["solve", "sliding", EIGHT_MID, "-e", engine, "-E", option]
+    line = assert_one_line_error(*run_cli(argv, capsys), expected_code=EXIT_BAD_OPTION)
     assert option.split("=")[0] in line
