@@ -1,0 +1,85 @@
+"""Microban with astar: how many levels are solved push-optimally and move-optimally within a
+per-level search time limit, checked against the optima table in instances/sokoban/README.md.
+
+Usage: python bench/sokoban_microban.py [--first N] [--time-limit S] [--out results/sokoban-microban.json]
+
+The time limit applies to the search (Limits.time_s); building the task and compiling the numba
+kernel (a new kernel per level, tens of seconds on a busy machine) are timed separately and not
+counted, as in the rest of puzzleplan's benchmarks.  The JSON is rewritten after every level, so
+an interrupted run still leaves its figures.  Every solved level must match the table: a
+mismatch is recorded as such and makes the exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from puzzleplan import api
+from puzzleplan.solvers import Limits
+
+ROOT = Path(__file__).resolve().parent.parent
+LEVELS = ROOT / "instances" / "sokoban" / "microban.xsb"
+TABLE = ROOT / "instances" / "sokoban" / "README.md"
+
+
+def read_table(path: Path = TABLE) -> dict[int, dict[str, int | None]]:
+    """{level: {"pushes": push-optimal pushes, "moves": move-optimal moves}}; None = n/s."""
+    out: dict[int, dict[str, int | None]] = {}
+    row = re.compile(r"^\| Microban (\d+) \| \d+ \| ([^|]+)\| ([^|]+)\|")
+    for line in path.read_text().splitlines():
+        m = row.match(line)
+        if m:
+            def first(cell: str) -> int | None:
+                return None if "n/s" in cell else int(cell.split("/")[0])
+            out[int(m.group(1))] = {"pushes": first(m.group(2)), "moves": first(m.group(3))}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--first", type=int, default=155)
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--kernel", default="numba")
+    ap.add_argument("--out", default=str(ROOT / "results" / "sokoban-microban.json"))
+    a = ap.parse_args(argv)
+    table = read_table()
+    runs: list[dict] = []
+    report = {"suite": "microban", "engine": "astar", "kernel": a.kernel, "time_limit_s": a.time_limit,
+              "levels_attempted": 0, "runs": runs}
+    bad = 0
+    for level in range(1, a.first + 1):
+        for metric in ("pushes", "moves"):
+            t0 = time.perf_counter()
+            L = api.load_task("sokoban", str(LEVELS), [f"level={level}", f"metric={metric}"])
+            L.kernel(a.kernel)
+            prep = time.perf_counter() - t0
+            r = api.solve(L, "astar", Limits(time_s=a.time_limit), kernel=a.kernel)
+            want = table.get(level, {}).get(metric)
+            solved = r.status == "optimal"
+            match = None if not solved else (want == r.cost)
+            if solved and not match:
+                bad += 1
+            runs.append({"level": level, "metric": metric, "status": r.status, "cost": r.cost,
+                         "table": want, "match": match, "search_s": round(r.stats.get("time_s", 0.0), 3),
+                         "prep_s": round(prep, 1), "expanded": r.stats.get("expanded")})
+            print(f"Microban {level} {metric}: {r.status} {r.cost} (table {want}) "
+                  f"{r.stats.get('time_s', 0):.2f} s", flush=True)
+        report["levels_attempted"] = level
+        for metric in ("pushes", "moves"):
+            mine = [x for x in runs if x["metric"] == metric]
+            report[f"{metric}_optimal"] = sum(x["status"] == "optimal" for x in mine)
+            report[f"{metric}_in_table"] = sum(table.get(x["level"], {}).get(metric) is not None
+                                               for x in mine)
+        report["mismatches"] = bad
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text(json.dumps(report, indent=1) + "\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,315 @@
+"""Sokoban: push every box onto a goal, one player step at a time (standard XSB levels).
+
+Glossary
+    square     a floor square the player can reach from his start, walking through boxes
+               (the level's interior); numbered 0..n-1 in reading order.  Walls and the
+               outside never enter the state.
+    player     the state: the square the player stands on.
+    box[k]     the state: the square of box k.  Boxes are identical, so they are declared
+               interchangeable: the explicit engines store each state with the box squares
+               sorted, and a level with 4 boxes has one state where it would have 4! = 24.
+    occ[i]     derived view: is square i covered by some box.
+    dead       a non-goal square from which no goal can be reached by pushes even with no
+               other box on the board (computed at build time by pulling a box backwards
+               from every goal).  A box pushed onto it can never be solved, so the push is
+               not generated: sound pruning, the optimum is kept.
+    dist[i]    pushes needed to bring one box from square i to its nearest goal, other boxes
+               ignored (the same backwards pull search).
+
+Actions (plans print in the usual LURD notation)
+    ``u d l r``  the player steps onto an empty neighbouring square.
+    ``U D L R``  the player steps onto a neighbouring box's square and pushes that box one
+                 square on; the square behind it must be empty floor and not dead.
+
+Metrics (option ``metric``), both 0/1 costs so bfs (0-1 BFS) is exact for both:
+    moves    every player step costs 1 (pushes included): the classic "moves" score.
+    pushes   a push costs 1, a plain step 0: the "pushes" score.
+Tie-breaks (fewest moves among push-optimal plans and vice versa) are not modelled.
+
+Heuristic: sum over boxes of dist[box] -- every box needs at least that many pushes of its
+own, one push moves one box, so the sum never exceeds the pushes still needed; and every push
+is also a move, so it never exceeds the moves still needed either: admissible for both metrics.
+
+Instance files: standard XSB (``#`` wall, `` ``/``-``/``_`` floor, ``$`` box, ``.`` goal,
+``*`` box on goal, ``@`` player, ``+`` player on goal), several levels per file, each named by
+a following ``Title:`` line (or any text line); ``;`` lines are comments.  The level is chosen
+with ``-O level=N`` (1-based number in the file) or ``-O level='Microban 3'`` (its title).
+See docs/models/sokoban.md for why the level is an option and not ``FILE#N``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from puzzleplan.lang import (
+    Act,
+    And,
+    If,
+    InstanceError,
+    Model,
+    Not,
+    Option,
+    Or,
+    Record,
+    Sum,
+    Table,
+    Tile,
+)
+
+NAME = "sokoban"
+OPTIONS = [
+    Option("metric", "pushes", "what one unit of cost is: 'moves' = every player step, "
+           "'pushes' = only steps that push a box", choices=("moves", "pushes")),
+    Option("level", "1", "which level of the file: its 1-based number or its title"),
+    Option("prune", "dead", "'dead' = never push a box onto a dead square; 'none' = no pruning",
+           choices=("dead", "none")),
+]
+
+BOARD_CHARS = set("#$.*@+ -_")
+FIRST_BOARD_CHARS = set("#$.*@+-_")
+DIRS = (("u", -1, 0), ("d", 1, 0), ("l", 0, -1), ("r", 0, 1))
+
+
+@dataclass
+class Level:
+    """One XSB board as read: rows with '-'/'_' turned into spaces, and where it came from."""
+
+    title: str
+    rows: list[str]
+    lines: list[int]                       # file line of each row
+    source: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def error(self, message: str, row: int | None = None) -> InstanceError:
+        return InstanceError(message, self.source, self.lines[0 if row is None else row])
+
+
+@dataclass
+class Levels:
+    """Every level of one file; ``build`` picks one with the ``level`` option."""
+
+    source: str
+    levels: list[Level]
+
+    def pick(self, which: str) -> Level:
+        w = which.strip()
+        if w.isdigit() and 1 <= int(w) <= len(self.levels):
+            return self.levels[int(w) - 1]
+        for lv in self.levels:
+            if lv.title.lower() == w.lower():
+                return lv
+        raise InstanceError(f"no level {which!r} in this file (it holds {len(self.levels)}: "
+                            f"numbers 1..{len(self.levels)} or titles)", self.source)
+
+
+# ----------------------------------------------------------------------------- reading XSB
+def _is_board_line(text: str) -> bool:
+    s = text.lstrip()
+    return bool(s) and s[0] in FIRST_BOARD_CHARS
+
+
+def read_xsb(text: str, source: str) -> Levels:
+    """Split XSB text into levels and check each one's characters and pieces.
+
+    A board is a run of lines starting (after spaces) with a board character; blank lines,
+    ``;`` comments and text lines end it.  The first ``Title:`` (or plain text) line after a
+    board names it.  Checks: only legend characters, exactly one player, as many boxes as goals,
+    at least one box.
+    """
+    levels: list[Level] = []
+    cur: Level | None = None
+    titled = True
+    for no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if _is_board_line(line):
+            if cur is None:
+                cur = Level("", [], [], source)
+                levels.append(cur)
+                titled = False
+            bad = sorted(set(line) - BOARD_CHARS)
+            if bad:
+                raise InstanceError(f"unknown character {bad[0]!r} in a board row (XSB legend: # wall, "
+                                    "space - _ floor, $ box, . goal, * box on goal, @ player, "
+                                    "+ player on goal)", source, no)
+            cur.rows.append(line.replace("-", " ").replace("_", " "))
+            cur.lines.append(no)
+            continue
+        prev, cur = (levels[-1] if levels else None), None
+        s = line.strip()
+        if not s or s.startswith(";") or prev is None or titled:
+            continue
+        key, sep, value = s.partition(":")
+        if sep and key.strip().replace(" ", "").isalnum():
+            prev.headers[key.strip().lower()] = value.strip()
+            if key.strip().lower() == "title":
+                prev.title, titled = value.strip(), True
+        else:
+            prev.title, titled = s, True
+    if not levels:
+        raise InstanceError("no Sokoban board in this file (board rows start with one of # $ . * @ + - _)",
+                            source, 1)
+    for i, lv in enumerate(levels, start=1):
+        lv.title = lv.title or f"level {i}"
+        _check_pieces(lv)
+    return Levels(source, levels)
+
+
+def _check_pieces(lv: Level) -> None:
+    players = [(r, c) for r, row in enumerate(lv.rows) for c, ch in enumerate(row) if ch in "@+"]
+    if not players:
+        raise lv.error("no player ('@' or '+') on the board")
+    if len(players) > 1:
+        raise lv.error(f"{len(players)} players on the board (one '@' or '+' allowed)", players[1][0])
+    boxes = sum(row.count("$") + row.count("*") for row in lv.rows)
+    goals = sum(row.count(".") + row.count("*") + row.count("+") for row in lv.rows)
+    if boxes != goals:
+        raise lv.error(f"{boxes} boxes but {goals} goals (they must be equal)")
+    if boxes == 0:
+        raise lv.error("no boxes on the board")
+
+
+def parse(rec: Record) -> Levels:
+    """Read the whole XSB file behind ``rec``.
+
+    The generic record reader treats lines starting with ``#`` as comments, and nearly every
+    XSB row starts with a wall, so the rows never reach ``rec``: the file is re-read here as
+    raw text (docs/models/sokoban.md).
+    """
+    try:
+        text = Path(rec.source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise rec.error(f"cannot read the level file: {e}") from None
+    return read_xsb(text, rec.source)
+
+
+# ----------------------------------------------------------------------------- the board
+class Board:
+    """Static facts of one level: squares, neighbours, goals, dead squares, push distances."""
+
+    def __init__(self, lv: Level):
+        self.lv = lv
+        self.R = len(lv.rows)
+        self.C = max(len(r) for r in lv.rows)
+        grid = {(r, c): ch for r, row in enumerate(lv.rows) for c, ch in enumerate(row)}
+        start = next(rc for rc, ch in grid.items() if ch in "@+")
+        seen = {start}
+        todo = [start]
+        while todo:                                  # the player's area, boxes walked through
+            r, c = todo.pop()
+            for _, dr, dc in DIRS:
+                q = (r + dr, c + dc)
+                if q not in grid:
+                    raise lv.error("the walls are not closed around the player (he can walk off the "
+                                   "board)", start[0])
+                if q not in seen and grid[q] != "#":
+                    seen.add(q)
+                    todo.append(q)
+        for rc, ch in sorted(grid.items()):
+            if ch in "$*." and rc not in seen:
+                what = "goal" if ch == "." else "box"
+                raise lv.error(f"a {what} at row {rc[0] + 1}, column {rc[1] + 1} lies outside the "
+                               "player's area", rc[0])
+        self.rc = sorted(seen)                       # square i -> (row, col)
+        self.index = {rc: i for i, rc in enumerate(self.rc)}
+        self.n = len(self.rc)
+        self.player0 = self.index[start]
+        self.boxes0 = [self.index[rc] for rc in self.rc if grid[rc] in "$*"]
+        self.goals = [self.index[rc] for rc in self.rc if grid[rc] in ".*+"]
+        self.dist = self._pull_distances()
+        self.live = {i for i in range(self.n) if self.dist[i] is not None}
+
+    def step(self, i: int | None, dr: int, dc: int) -> int | None:
+        if i is None:
+            return None
+        r, c = self.rc[i]
+        return self.index.get((r + dr, c + dc))
+
+    def _pull_distances(self) -> list[int | None]:
+        """dist[i]: fewest pushes taking a lone box from square i to some goal (None: never).
+
+        Backwards from the goals: a box on y got there by a push from x = y - d, which needs the
+        player on x - d.  Other boxes are ignored, so this is a lower bound, and None is proof
+        that no goal is reachable (a dead square).
+        """
+        dist: list[int | None] = [None] * self.n
+        q = deque(self.goals)
+        for g in self.goals:
+            dist[g] = 0
+        while q:
+            y = q.popleft()
+            for _, dr, dc in DIRS:
+                x = self.step(y, -dr, -dc)
+                behind = self.step(x, -dr, -dc)
+                if x is not None and behind is not None and dist[x] is None:
+                    dist[x] = dist[y] + 1  # type: ignore[operator]
+                    q.append(x)
+        return dist
+
+    def cell(self, i: int) -> int:
+        r, c = self.rc[i]
+        return r * self.C + c
+
+
+# ----------------------------------------------------------------------------- the model
+def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "dead") -> Model:
+    lv = data.pick(level)
+    b = Board(lv)
+    n, K = b.n, len(b.boxes0)
+    m = Model(f"sokoban-{metric}")
+    player = m.var("player", 0, n - 1, b.player0)
+    box = [m.var(f"box[{k}]", 0, n - 1, b.boxes0[k]) for k in range(K)]
+    occ = m.view("occ", [Or(*[box[k] == i for k in range(K)]) for i in range(n)])
+    walk_cost = 1 if metric == "moves" else 0
+
+    @m.action("walk", i=range(n), d=DIRS)
+    def walk(i: int, d: tuple[str, int, int]) -> Act | None:
+        to = b.step(i, d[1], d[2])
+        if to is None:
+            return None
+        return Act(guard=And(player == i, Not(occ[to])), effects={player: to}, cost=walk_cost, label=d[0])
+
+    @m.action("push", k=range(K), i=range(n), d=DIRS)
+    def push(k: int, i: int, d: tuple[str, int, int]) -> Act | None:
+        at = b.step(i, d[1], d[2])
+        to = b.step(at, d[1], d[2])
+        if at is None or to is None or (prune == "dead" and to not in b.live):
+            return None
+        return Act(guard=And(player == i, box[k] == at, Not(occ[to])),
+                   effects={player: at, box[k]: to}, cost=1, label=d[0].upper())
+
+    m.interchangeable([(x,) for x in box])
+    m.goal(And(*[occ[g] for g in b.goals]))
+    far = n * K + 1                      # a box on a dead square: no plan at all, any bound is admissible
+    dist = Table([far if x is None else x for x in b.dist], far)
+    m.heuristic(Sum(dist[x] for x in box), admissible=True)
+
+    goalset = set(b.goals)
+    rc = b.rc
+
+    @m.display
+    def show(values: list[int]) -> str:
+        rows = [list(row.ljust(b.C)) for row in lv.rows]
+        for i, (r, c) in enumerate(rc):
+            rows[r][c] = "." if i in goalset else " "
+        for x in values[1:1 + K]:
+            r, c = rc[x]
+            rows[r][c] = "*" if x in goalset else "$"
+        r, c = rc[values[0]]
+        rows[r][c] = "+" if values[0] in goalset else "@"
+        return "\n".join("".join(row).rstrip() for row in rows)
+
+    # pictures: walls, floor and goals, boxes (on a goal or not), the player
+    look = m.look(b.R, b.C, background=Tile(" ", fill=None))
+    walls = [r * b.C + c for r, row in enumerate(lv.rows) for c, ch in enumerate(row) if ch == "#"]
+    look.cells([0] * len(walls), {0: Tile("#", fill="#777777", label="")}, at=walls)
+    floor = {0: Tile(" ", fill="#f2e3b3", label=""), 1: Tile(".", fill="#f2e3b3"),
+             2: Tile("$", fill="#b5651d"), 3: Tile("*", fill="#43a047")}
+    look.cells([If(occ[i], 2, 0) + (1 if i in goalset else 0) for i in range(n)], floor,
+               at=[b.cell(i) for i in range(n)])
+    look.sprite(Table([b.cell(i) for i in range(n)])[player], Tile("@", fill="#1e88e5", shape="circle"))
+
+    m.info.update(title=lv.title, rows=b.R, cols=b.C, squares=n, boxes=K,
+                  dead=sorted(b.rc[i] for i in range(n) if i not in b.live))
+    return m

@@ -1,0 +1,252 @@
+"""Sokoban: the rules one at a time, both metrics, dead-square pruning and the heuristic against
+exact costs-to-go, bfs and astar against the Microban optima table, the kernels against the
+reference semantics, and malformed XSB files.
+
+Rule tests draw a state as an XSB picture and compare the *complete* successor set of the
+reference semantics -- ``{label: (picture, cost)}`` -- with the one the rules give.  Every test
+file carries a ``Title:`` line: puzzleplan's record reader drops lines starting with ``#`` as
+comments, so a file of wall rows alone would read as empty (docs/models/sokoban.md).
+
+The Microban optima (instances/sokoban/README.md) were computed by an independent solver, not
+by this project.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import load
+from helpers import cost_to_go, kernel_successors, reference_optimum, reference_successors, sample_states
+
+from puzzleplan import api, cli
+from puzzleplan.solvers import Limits
+from puzzleplan.verify import reference as ref
+
+ROOT = Path(__file__).resolve().parent.parent
+MICROBAN = ROOT / "instances" / "sokoban" / "microban.xsb"
+# (push-optimal pushes, move-optimal moves) from instances/sokoban/README.md
+TABLE = {1: (8, 33), 2: (3, 16), 5: (6, 25), 21: (5, 17), 44: (1, 1)}
+
+
+def level_file(tmp: Path, rows: list[str], name: str = "t") -> Path:
+    p = tmp / f"{name}.xsb"
+    p.write_text("; a test level\n" + "\n".join(rows) + f"\nTitle: {name}\n")
+    return p
+
+
+def loaded(tmp: Path, rows: list[str], *options: str) -> api.Loaded:
+    return api.load_task("sokoban", str(level_file(tmp, rows)), list(options))
+
+
+def state_of(L: api.Loaded, picture: list[str]) -> list[int]:
+    """A state vector from an XSB picture of the same level (walls and goals as in the level)."""
+    rc = sorted((r, c) for r, row in enumerate(picture) for c, ch in enumerate(row) if ch in " .$*@+")
+    assert len(rc) == L.task.variables[0].hi + 1, "picture and level must have the same squares"
+    squares = {x: i for i, x in enumerate(rc)}
+    player = next(squares[x] for x in rc if picture[x[0]][x[1]] in "@+")
+    boxes = sorted(squares[x] for x in rc if picture[x[0]][x[1]] in "$*")
+    return [player] + boxes
+
+
+def successors(L: api.Loaded, picture: list[str]) -> dict[str, tuple[str, int]]:
+    out: dict[str, tuple[str, int]] = {}
+    for k, t, cost in ref.successors(L.task, state_of(L, picture)):
+        label = L.task.actions[k].label
+        assert label not in out, f"label {label} is ambiguous in this state"
+        out[label] = (L.task.renderer(ref.canonical(L.task, t)), cost)
+    return out
+
+
+def pic(*rows: str) -> str:
+    return "\n".join(r.rstrip() for r in rows)
+
+
+ROOM = ["#######",
+        "#     #",
+        "# @$ .#",
+        "#     #",
+        "#######"]
+
+
+# ----------------------------------------------------------------------------- rules
+@pytest.mark.parametrize("metric, walk", [("moves", 1), ("pushes", 0)])
+def test_walk_and_push_with_their_costs(tmp_path, metric, walk):
+    L = loaded(tmp_path, ROOM, f"metric={metric}", "prune=none")
+    got = successors(L, ROOM)
+    assert got == {
+        "u": (pic("#######", "# @   #", "#  $ .#", "#     #", "#######"), walk),
+        "d": (pic("#######", "#     #", "#  $ .#", "# @   #", "#######"), walk),
+        "l": (pic("#######", "#     #", "#@ $ .#", "#     #", "#######"), walk),
+        "R": (pic("#######", "#     #", "#  @$.#", "#     #", "#######"), 1),    # a push costs 1 in both
+    }
+
+
+def test_no_push_into_a_wall_or_another_box(tmp_path):
+    rows = ["#######",
+            "#   . #",
+            "#@$$. #",
+            "#     #",
+            "#######"]
+    L = loaded(tmp_path, rows, "prune=none")
+    assert "R" not in successors(L, rows)                       # a box behind the box
+    wall = ["#######",
+            "#   .$#",
+            "#    @#",
+            "#    .#",
+            "#   $ #",
+            "#######"]
+    L = loaded(tmp_path, wall, "prune=none")
+    got = successors(L, wall)
+    assert "U" not in got                                        # a wall behind the box
+    assert set(got) == {"l", "d"}
+    # and the player never walks into a wall or onto a box without pushing it
+    assert "r" not in got and "u" not in got
+
+
+def test_goal_is_every_box_on_a_goal(tmp_path):
+    L = loaded(tmp_path, ROOM)
+    assert not ref.is_goal(L.task, state_of(L, ROOM))
+    assert ref.is_goal(L.task, state_of(L, ["#######", "#     #", "#   @*#", "#     #", "#######"]))
+
+
+def test_dead_squares_are_pruned_and_only_those(tmp_path):
+    rows = ["#######",
+            "#     #",
+            "# @$ .#",
+            "#     #",
+            "#######"]
+    # a box on the top or bottom row can never leave it (nothing to push it down from) and no
+    # goal lies there: those squares are dead; so are the corners of the middle row's ends
+    dead = set(loaded(tmp_path, rows).task.info["dead"])
+    assert dead == {(1, c) for c in range(1, 6)} | {(3, c) for c in range(1, 6)} | {(2, 1)}
+    up = ["#######", "#     #", "#  $ .#", "#  @  #", "#######"]
+    assert "U" in successors(loaded(tmp_path, rows, "prune=none"), up)
+    assert "U" not in successors(loaded(tmp_path, rows), up)
+
+
+def test_pruning_keeps_the_optimum_and_the_heuristic_never_overestimates(tmp_path):
+    rows = ["########",
+            "#   .  #",
+            "# $$ @ #",
+            "#  .   #",
+            "########"]
+    for metric in ("pushes", "moves"):
+        plain = loaded(tmp_path, rows, f"metric={metric}", "prune=none")
+        pruned = loaded(tmp_path, rows, f"metric={metric}")
+        hstar = cost_to_go(plain.task)
+        assert any(h is None for h in hstar.values())            # there are hopeless states
+        for s, h in hstar.items():
+            if h is not None:
+                assert ref.heuristic(plain.task, list(s)) <= h, (metric, s)
+        assert reference_optimum(pruned.task) == reference_optimum(plain.task) == hstar[
+            ref.canonical(plain.task, plain.task.init)]
+
+
+def test_boxes_are_interchangeable(tmp_path):
+    rows = ["#######",
+            "#.$ $.#",
+            "#  @  #",
+            "#######"]
+    L = loaded(tmp_path, rows)
+    a = state_of(L, rows)
+    swapped = [a[0], a[2], a[1]]
+    assert ref.canonical(L.task, a) == ref.canonical(L.task, swapped)
+
+
+# ----------------------------------------------------------------------------- optima
+@pytest.mark.parametrize("level", sorted(TABLE))
+def test_bfs_and_astar_agree_with_the_microban_table(level):
+    for metric, want in zip(("pushes", "moves"), TABLE[level]):
+        L = load("sokoban", str(MICROBAN), f"level={level}", f"metric={metric}")
+        for engine in ("bfs", "astar"):
+            r = api.solve(L, engine, Limits(time_s=120), kernel="numpy")
+            assert r.status == "optimal" and r.stats["verified"], (level, metric, engine, r.message)
+            assert r.cost == want, (level, metric, engine)
+
+
+def test_level_chosen_by_title_is_the_same_as_by_number():
+    a = load("sokoban", str(MICROBAN), "level=21")
+    b = load("sokoban", str(MICROBAN), "level=Microban 21")
+    assert a.task.init == b.task.init and a.task.info["title"] == "Microban 21"
+
+
+# ----------------------------------------------------------------------------- kernels
+def random_states(task, seed: int) -> np.ndarray:
+    """Reachable states from random walks plus arbitrary in-domain vectors (boxes may overlap)."""
+    walk = sample_states(task, seed, n_walks=8, length=40)
+    rng = random.Random(seed)
+    n = task.variables[0].hi + 1
+    rnd = [[rng.randrange(n) for _ in task.variables] for _ in range(40)]
+    return np.array(walk + rnd, dtype=np.int64)
+
+
+@pytest.mark.parametrize("metric", ["pushes", "moves"])
+def test_numpy_kernel_matches_reference_on_random_states(metric):
+    L = load("sokoban", str(MICROBAN), "level=5", f"metric={metric}")
+    task = L.task
+    S = random_states(task, 3)
+    rows = S.tolist()
+    k = L.kernel("numpy")
+    assert kernel_successors(k, S) == reference_successors(task, rows)
+    assert k.goal(S).tolist() == [ref.is_goal(task, s) for s in rows]
+    assert k.heuristic(S).tolist() == [ref.heuristic(task, s) for s in rows]
+
+
+@pytest.mark.slow
+def test_compiled_kernel_matches_reference_on_random_states():
+    # compiling the per-level kernel takes seconds to a minute on a busy machine: slow-marked
+    L = load("sokoban", str(MICROBAN), "level=5", "metric=moves")
+    task = L.task
+    S = random_states(task, 5)
+    rows = S.tolist()
+    kb = L.kernel("numba")
+    assert kb.backend == "numba"
+    assert kernel_successors(kb, S) == reference_successors(task, rows)
+    assert kb.goal(S).tolist() == [ref.is_goal(task, s) for s in rows]
+    assert kb.heuristic(S).tolist() == [ref.heuristic(task, s) for s in rows]
+    res = api.solve(L, "astar", Limits(), kernel="numba")
+    assert res.status == "optimal" and res.cost == TABLE[5][1]
+
+
+# ----------------------------------------------------------------------------- malformed XSB
+def run_cli(argv: list[str], capsys) -> tuple[int, str]:
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return code, lines[0]
+
+
+BAD = {
+    # name: (rows, 1-based row of the offending line within the board, message fragment)
+    "no player": (["#####", "#$ .#", "#####"], 1, "no player"),
+    "two players": (["######", "#@$.@#", "######"], 2, "2 players"),
+    "boxes != goals": (["######", "#@$$.#", "######"], 1, "2 boxes but 1 goals"),
+    "unknown character": (["######", "#@$x.#", "######"], 2, "unknown character 'x'"),
+    "walls not closed": (["######", " @$ .#", "######"], 2, "not closed"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_malformed_xsb_is_one_line_error_with_file_and_line(tmp_path, capsys, case):
+    rows, row, fragment = BAD[case]
+    path = level_file(tmp_path, rows)                  # line 1 is a comment: the board starts on line 2
+    code, line = run_cli(["solve", "sokoban", path], capsys)
+    assert code == 30
+    m = re.search(re.escape(str(path)) + r":(\d+): (.*)", line)
+    assert m, line
+    assert int(m.group(1)) == 1 + row
+    assert fragment in m.group(2)
+
+
+def test_unknown_level_is_an_instance_error(capsys):
+    code, line = run_cli(["solve", "sokoban", MICROBAN, "-O", "level=156"], capsys)
+    assert code == 30 and "no level '156'" in line
