@@ -63,8 +63,9 @@ OPTIONS = [
     Option("metric", "pushes", "what one unit of cost is: 'moves' = every player step, "
            "'pushes' = only steps that push a box", choices=("moves", "pushes")),
     Option("level", "1", "which level of the file: its 1-based number or its title"),
-    Option("prune", "dead", "'dead' = never push a box onto a dead square; 'none' = no pruning",
-           choices=("dead", "none")),
+    Option("prune", "dead", "'dead' = never push a box onto a dead square; 'freeze' = also never "
+           "complete a 2x2 block of boxes and walls holding a box off its goal; 'none' = no pruning",
+           choices=("dead", "freeze", "none")),
 ]
 
 BOARD_CHARS = set("#$.*@+ -_")
@@ -270,13 +271,39 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
             return None
         return Act(guard=And(player == i, Not(occ[to])), effects={player: to}, cost=walk_cost, label=d[0])
 
+    goalset = set(b.goals)
+
+    def frozen_blocks(to: int, at: int) -> list:
+        """For a box pushed from ``at`` onto ``to``: the 2x2 blocks around ``to`` that the push fills.
+
+        A 2x2 block whose four squares are all walls or boxes can never change: no box in it can
+        be pushed along either axis, since the square beyond or the square for the player is
+        inside the block.  If one of its boxes is off a goal the level is lost (sound).  The
+        player ends on ``at``, so a block containing ``at`` is not full.
+        """
+        r, c = b.rc[to]
+        out = []
+        for dr, dc in ((-1, -1), (-1, 0), (0, -1), (0, 0)):
+            sq = [(r + dr + y, c + dc + x) for y in (0, 1) for x in (0, 1)]
+            idx = [b.index.get(q) for q in sq]
+            if at in idx:
+                continue
+            others = [q for q in idx if q is not None and q != to]
+            full = And(*[occ[q] for q in others])
+            off = Or(to not in goalset, *[occ[q] for q in others if q not in goalset])
+            out.append(And(full, off))
+        return out
+
     @m.action("push", k=range(K), i=range(n), d=DIRS)
     def push(k: int, i: int, d: tuple[str, int, int]) -> Act | None:
         at = b.step(i, d[1], d[2])
         to = b.step(at, d[1], d[2])
-        if at is None or to is None or (prune == "dead" and to not in b.live):
+        if at is None or to is None or (prune != "none" and to not in b.live):
             return None
-        return Act(guard=And(player == i, box[k] == at, Not(occ[to])),
+        guard = And(player == i, box[k] == at, Not(occ[to]))
+        if prune == "freeze":
+            guard = And(guard, *[Not(f) for f in frozen_blocks(to, at)])
+        return Act(guard=guard,
                    effects={player: at, box[k]: to}, cost=1, label=d[0].upper())
 
     m.interchangeable([(x,) for x in box])
@@ -284,8 +311,6 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     far = n * K + 1                      # a box on a dead square: no plan at all, any bound is admissible
     dist = Table([far if x is None else x for x in b.dist], far)
     m.heuristic(Sum(dist[x] for x in box), admissible=True)
-
-    goalset = set(b.goals)
     rc = b.rc
 
     @m.display
