@@ -207,8 +207,11 @@ class Board:
                 if q not in seen and grid[q] != "#":
                     seen.add(q)
                     todo.append(q)
+        # a box on a goal sealed off from the player (Microban 155 has some) can never move and is
+        # already solved: it is left out of the state; any other box or goal out there is an error
+        self.sealed = [rc for rc, ch in sorted(grid.items()) if ch == "*" and rc not in seen]
         for rc, ch in sorted(grid.items()):
-            if ch in "$*." and rc not in seen:
+            if ch in "$." and rc not in seen:
                 what = "goal" if ch == "." else "box"
                 raise lv.error(f"a {what} at row {rc[0] + 1}, column {rc[1] + 1} lies outside the "
                                "player's area", rc[0])
@@ -328,13 +331,15 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     # pictures: walls, floor and goals, boxes (on a goal or not), the player
     look = m.look(b.R, b.C, background=Tile(" ", fill=None))
     walls = [r * b.C + c for r, row in enumerate(lv.rows) for c, ch in enumerate(row) if ch == "#"]
-    look.cells([0] * len(walls), {0: Tile("#", fill="#777777", label="")}, at=walls)
+    look.cells([0] * len(walls) + [1] * len(b.sealed),
+               {0: Tile("#", fill="#777777", label=""), 1: Tile("*", fill="#43a047")},
+               at=walls + [r * b.C + c for r, c in b.sealed])
     floor = {0: Tile(" ", fill="#f2e3b3", label=""), 1: Tile(".", fill="#f2e3b3"),
              2: Tile("$", fill="#b5651d"), 3: Tile("*", fill="#43a047")}
     look.cells([If(occ[i], 2, 0) + (1 if i in goalset else 0) for i in range(n)], floor,
                at=[b.cell(i) for i in range(n)])
     look.sprite(Table([b.cell(i) for i in range(n)])[player], Tile("@", fill="#1e88e5", shape="circle"))
 
-    m.info.update(title=lv.title, rows=b.R, cols=b.C, squares=n, boxes=K,
+    m.info.update(title=lv.title, rows=b.R, cols=b.C, squares=n, boxes=K, sealed=len(b.sealed),
                   dead=sorted(b.rc[i] for i in range(n) if i not in b.live))
     return m

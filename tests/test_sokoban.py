@@ -175,6 +175,18 @@ def test_boxes_are_interchangeable(tmp_path):
     assert ref.canonical(L.task, a) == ref.canonical(L.task, swapped)
 
 
+def test_a_box_sealed_on_its_goal_outside_the_player_area_is_left_out(tmp_path):
+    # Microban 155 has such boxes: already solved, never movable, so not part of the state
+    rows = ["#########",
+            "#@$ .#*##",
+            "#########"]
+    L = loaded(tmp_path, rows)
+    assert [v.name for v in L.task.variables] == ["player", "box[0]"]
+    assert L.task.info["sealed"] == 1
+    r = api.solve(L, "bfs", Limits(), kernel="numpy")
+    assert r.status == "optimal" and r.cost == 2
+
+
 # ----------------------------------------------------------------------------- optima
 @pytest.mark.parametrize("level", sorted(TABLE))
 def test_bfs_and_astar_agree_with_the_microban_table(level):
@@ -250,6 +262,7 @@ BAD = {
     "boxes != goals": (["######", "#@$$.#", "######"], 1, "2 boxes but 1 goals"),
     "unknown character": (["######", "#@$x.#", "######"], 2, "unknown character 'x'"),
     "walls not closed": (["######", " @$ .#", "######"], 2, "not closed"),
+    "box outside the player's area": (["########", "#@$..#$#", "########"], 2, "outside the player's area"),
 }
 
 
