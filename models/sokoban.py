@@ -29,6 +29,9 @@ Tie-breaks (fewest moves among push-optimal plans and vice versa) are not modell
 Heuristic: sum over boxes of dist[box] -- every box needs at least that many pushes of its
 own, one push moves one box, so the sum never exceeds the pushes still needed; and every push
 is also a move, so it never exceeds the moves still needed either: admissible for both metrics.
+Option ``heuristic=matching`` (up to 5 boxes) takes the larger of that and the cheapest
+assignment of boxes to distinct goals (see ``_matching``); ``prune=freeze`` adds 2x2 freeze
+deadlocks to the dead squares.
 
 Instance files: standard XSB (``#`` wall, `` ``/``-``/``_`` floor, ``$`` box, ``.`` goal,
 ``*`` box on goal, ``@`` player, ``+`` player on goal), several levels per file, each named by
@@ -39,15 +42,20 @@ See docs/models/sokoban.md for why the level is an option and not ``FILE#N``.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from puzzleplan.lang import (
     Act,
+    Add,
     And,
+    Expr,
     If,
     InstanceError,
+    Max,
+    Min,
     Model,
     Not,
     Option,
@@ -62,6 +70,9 @@ NAME = "sokoban"
 OPTIONS = [
     Option("metric", "pushes", "what one unit of cost is: 'moves' = every player step, "
            "'pushes' = only steps that push a box", choices=("moves", "pushes")),
+    Option("heuristic", "nearest", "'nearest' = sum of each box's push distance to its nearest goal; "
+           "'matching' = the larger of that and the cheapest assignment of boxes to distinct goals "
+           "(levels of up to 5 boxes; more fall back to 'nearest')", choices=("nearest", "matching")),
     Option("level", "1", "which level of the file: its 1-based number or its title"),
     Option("prune", "dead", "'dead' = never push a box onto a dead square; 'freeze' = also never "
            "complete a 2x2 block of boxes and walls holding a box off its goal; 'none' = no pruning",
@@ -70,6 +81,7 @@ OPTIONS = [
 
 BOARD_CHARS = set("#$.*@+ -_")
 FIRST_BOARD_CHARS = set("#$.*@+-_")
+MATCHING_MAX_BOXES = 5
 DIRS = (("u", -1, 0), ("d", 1, 0), ("l", 0, -1), ("r", 0, 1))
 
 
@@ -230,7 +242,7 @@ class Board:
         r, c = self.rc[i]
         return self.index.get((r + dr, c + dc))
 
-    def _pull_distances(self) -> list[int | None]:
+    def _pull_distances(self, goals: list[int] | None = None) -> list[int | None]:
         """dist[i]: fewest pushes taking a lone box from square i to some goal (None: never).
 
         Backwards from the goals: a box on y got there by a push from x = y - d, which needs the
@@ -238,8 +250,9 @@ class Board:
         that no goal is reachable (a dead square).
         """
         dist: list[int | None] = [None] * self.n
-        q = deque(self.goals)
-        for g in self.goals:
+        goals = self.goals if goals is None else goals
+        q = deque(goals)
+        for g in goals:
             dist[g] = 0
         while q:
             y = q.popleft()
@@ -257,7 +270,25 @@ class Board:
 
 
 # ----------------------------------------------------------------------------- the model
-def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "dead") -> Model:
+def _matching(b: Board, box: list, far: int) -> Expr:
+    """Minimum-cost assignment of boxes to distinct goals, by per-goal push distances.
+
+    Every goal ends with its own box, a box needs at least its pull distance to its goal in
+    pushes of its own, and one push moves one box: the cheapest assignment is a lower bound on the
+    pushes (hence the moves) still needed.  Written as a minimum over all K! assignments, which
+    is symmetric in the boxes (they are interchangeable); fine for the few boxes of small levels.
+    """
+    per_goal = []
+    for g in b.goals:
+        d = b._pull_distances([g])
+        per_goal.append(Table([far if x is None else x for x in d], far))
+    K = len(box)
+    return Min(*[Add(*[per_goal[j][box[k]] for k, j in enumerate(perm)])
+                 for perm in itertools.permutations(range(K))])
+
+
+def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "dead",
+          heuristic: str = "nearest") -> Model:
     lv = data.pick(level)
     b = Board(lv)
     n, K = b.n, len(b.boxes0)
@@ -313,7 +344,11 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     m.goal(And(*[occ[g] for g in b.goals]))
     far = n * K + 1                      # a box on a dead square: no plan at all, any bound is admissible
     dist = Table([far if x is None else x for x in b.dist], far)
-    m.heuristic(Sum(dist[x] for x in box), admissible=True)
+    nearest = Sum(dist[x] for x in box)
+    if heuristic == "matching" and K <= MATCHING_MAX_BOXES:
+        m.heuristic(Max(nearest, _matching(b, box, far)), admissible=True)
+    else:
+        m.heuristic(nearest, admissible=True)
     rc = b.rc
 
     @m.display

@@ -154,9 +154,11 @@ def test_pruning_keeps_the_optimum_and_the_heuristic_never_overestimates(tmp_pat
         plain = loaded(tmp_path, rows, f"metric={metric}", "prune=none")
         hstar = cost_to_go(plain.task)
         assert any(h is None for h in hstar.values())            # there are hopeless states
-        for s, h in hstar.items():
-            if h is not None:
-                assert ref.heuristic(plain.task, list(s)) <= h, (metric, s)
+        for heuristic in ("nearest", "matching"):
+            est = loaded(tmp_path, rows, f"metric={metric}", "prune=none", f"heuristic={heuristic}")
+            for s, h in hstar.items():
+                if h is not None:
+                    assert ref.heuristic(est.task, list(s)) <= h, (metric, heuristic, s)
         best = hstar[ref.canonical(plain.task, plain.task.init)]
         assert best is not None and reference_optimum(plain.task) == best
         for prune in ("dead", "freeze"):
@@ -214,9 +216,10 @@ def random_states(task, seed: int) -> np.ndarray:
     return np.array(walk + rnd, dtype=np.int64)
 
 
-@pytest.mark.parametrize("metric", ["pushes", "moves"])
-def test_numpy_kernel_matches_reference_on_random_states(metric):
-    L = load("sokoban", str(MICROBAN), "level=5", f"metric={metric}")
+@pytest.mark.parametrize("metric, options",
+                         [("pushes", ()), ("moves", ("prune=freeze", "heuristic=matching"))])
+def test_numpy_kernel_matches_reference_on_random_states(metric, options):
+    L = load("sokoban", str(MICROBAN), "level=5", f"metric={metric}", *options)
     task = L.task
     S = random_states(task, 3)
     rows = S.tolist()
