@@ -48,7 +48,8 @@ def read_table(path: Path = TABLE) -> dict[int, dict[str, int | None]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", choices=sorted(SUITES), default="microban")
-    ap.add_argument("--first", type=int, default=None)
+    ap.add_argument("--first", type=int, default=None, help="last level to run (default: all)")
+    ap.add_argument("--start", type=int, default=1, help="first level to run")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--kernel", default="numba")
     ap.add_argument("--prune", default="dead", choices=("dead", "freeze", "none"))
@@ -60,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[dict] = []
     report = {"suite": a.suite, "engine": "astar", "kernel": a.kernel, "time_limit_s": a.time_limit,
               "prune": a.prune,
-              "levels_attempted": 0, "runs": runs}
+              "first_level": a.start, "levels_attempted": 0, "runs": runs}
     bad = 0
-    for level in range(1, first + 1):
+    for level in range(a.start, first + 1):
         for metric in ("pushes", "moves"):
             t0 = time.perf_counter()
             L = api.load_task("sokoban", str(levels), [f"level={level}", f"metric={metric}",
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                          "prep_s": round(prep, 1), "expanded": r.stats.get("expanded")})
             print(f"{a.suite} {level} {metric}: {r.status} {r.cost} (table {want}) "
                   f"{r.stats.get('time_s', 0):.2f} s", flush=True)
-        report["levels_attempted"] = level
+        report["levels_attempted"] = level - a.start + 1
         for metric in ("pushes", "moves"):
             mine = [x for x in runs if x["metric"] == metric]
             report[f"{metric}_optimal"] = sum(x["status"] == "optimal" for x in mine)
