@@ -136,13 +136,37 @@ class Loaded:
     task: Task
     instance: str
     kernels: dict[str, Kernel] = field(default_factory=dict)
+    kernel_note: str = ""
 
     def kernel(self, backend: str = "numba") -> Kernel:
+        """The successor kernel; a compiled kernel that numba cannot build falls back to numpy.
+
+        Very large generated kernels (thousands of lines for a big board) can exhaust
+        numba's recursion or memory; the numpy kernel has the same semantics (the
+        differential tests hold them equal), so the search goes on, slower, with a note.
+        """
         if backend not in BACKENDS:
             raise OptionError(f"unknown kernel {backend!r} (choose from {', '.join(BACKENDS)})")
         if backend not in self.kernels:
-            self.kernels[backend] = make_kernel(self.task, backend)
+            try:
+                self.kernels[backend] = make_kernel(self.task, backend)
+            except PuzzleError:
+                raise
+            except (RecursionError, MemoryError, _numba_error()) as e:
+                if backend != "numba":
+                    raise
+                self.kernel_note = (f"numba could not compile this task's kernel ({type(e).__name__}); "
+                                    "used the numpy kernel")
+                self.kernels[backend] = self.kernel("numpy")
         return self.kernels[backend]
+
+
+def _numba_error() -> type[BaseException]:
+    try:
+        from numba.core.errors import NumbaError
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return RecursionError
+    return NumbaError
 
 
 def load_task(model: str | ModuleType, instance: str, options: list[str] | None = None) -> Loaded:
@@ -245,6 +269,8 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
     k = loaded.kernel("numpy" if engine in TASK_ONLY else kernel)
     result = ENGINES[engine](k, limits or Limits(), **engine_options)
     result.stats["kernel"] = k.backend
+    if loaded.kernel_note:
+        result.stats["kernel_note"] = loaded.kernel_note
     if result.plan is not None:
         chk = check_plan(loaded.task, result.plan)
         result.stats["verified"] = chk.ok

@@ -262,6 +262,8 @@ def _print_result(loaded: Any, result: Any) -> None:
             f"{st.get('expanded', 0):,} expanded, {st.get('generated', 0):,} generated, "
             f"peak {st.get('peak_mb', 0):.1f} MB")
     print(line)
+    if st.get("kernel_note"):
+        print(f"  note: {st['kernel_note']}")
     if "reachable" in st:
         print(f"  reachable states: {st['reachable']:,} ({st['configurations']:,} configurations)")
     if result.plan is not None:

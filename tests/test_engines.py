@@ -328,3 +328,23 @@ def test_compiled_engines_on_random_placements(tmp_path, metric):
 @pytest.mark.parametrize("metric", ["moves", "straight", "steps"])
 def test_compiled_engines_on_random_placements_many(tmp_path, metric, seed):
     _compiled_engines_vs_reference(tmp_path, metric, seed=seed, count=30)
+
+
+def test_kernel_compile_failure_falls_back_to_numpy(monkeypatch) -> None:
+    """A task numba cannot compile (e.g. RecursionError on a huge generated kernel) is still solved."""
+    from puzzleplan import api as api_mod
+    from puzzleplan.encodings import kernel as kernel_mod
+
+    real = kernel_mod.make_kernel
+
+    def failing(task, backend="numba"):
+        if backend == "numba":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(task, backend)
+
+    monkeypatch.setattr(api_mod, "make_kernel", failing)
+    eight = Path(__file__).resolve().parent.parent / "instances" / "sliding" / "eight.txt"
+    loaded = api_mod.load_task("sliding", f"{eight}#eight-mid")
+    r = api_mod.solve(loaded, "bfs")
+    assert r.status == "optimal" and r.cost == 14 and r.stats["verified"]
+    assert r.stats["kernel"] == "numpy" and "numba could not compile" in r.stats["kernel_note"]
