@@ -85,6 +85,9 @@ def _run_instance(suite: Suite, si: int, rs: RunSet, inst: Instance, opts: list[
     t0 = time.perf_counter()
     try:
         loaded = api.load_task(rs.model, inst.spec, opts)
+        if api.is_constraint_task(loaded.task):
+            raise PuzzleError(f"{rs.model} is a constraint model; bench suites run transition models "
+                              "(for constraint models see bench/skyscraper_ga.py)")
         prepare_s = time.perf_counter() - t0
         start_is_goal = reference.is_goal(loaded.task, loaded.task.init)
         expected, note = interpret_expected(inst.expected_raw, start_is_goal, rs.zero_means_unsolvable)
