@@ -15,8 +15,8 @@ reference checker inside ``api.solve``.
   a cost other than bfs's optimum is a bug on one side;
 * layouts bfs proves unsolvable (about one in ten): neither engine may return a plan
   within 6 steps;
-* "small" means bfs's optimal plan has at most 24 steps; larger draws (rare) are
-  skipped, and at least 90 % of each chunk must be judged.
+* "small" means bfs's optimal plan has at most 24 steps (18 in the default run);
+  larger draws (rare) are skipped, and at least 90 % of each chunk must be judged.
 
 The default run draws 200 instances; ``-m slow`` runs the 1,000-instance sweep.
 Disagreements are collected and reported together, with the instance text.
@@ -109,10 +109,11 @@ def cases(n: int, seed: int, tmp_path: Path) -> list[Case]:
     return out
 
 
-MAX_STEPS = 24  # "small": bfs's optimal plan has at most this many steps
+MAX_STEPS = 24  # "small": bfs's optimal plan has at most this many steps (the slow sweep)
+MAX_STEPS_DEFAULT = 18  # the default run: the few 19-24-step layouts cost more than the rest together
 
 
-def judge(case: Case, tmp_path: Path) -> list[str] | None:
+def judge(case: Case, tmp_path: Path, max_steps: int = MAX_STEPS, time_s: float = 60) -> list[str] | None:
     """Disagreements between bfs and the symbolic engines on one case (empty: all agree).
 
     None when the case is not small (bfs's optimal plan is longer than ``MAX_STEPS``):
@@ -126,18 +127,18 @@ def judge(case: Case, tmp_path: Path) -> list[str] | None:
     where = f"{case.name} {case.options}:\n{case.text}"
     if best.status not in ("optimal", "unsolvable"):
         return [f"bfs {best.status} on {where}"]
-    if best.plan is not None and len(best.plan) > MAX_STEPS:
+    if best.plan is not None and len(best.plan) > max_steps:
         return None
     problems = []
     unit = loaded.task.cost_kind == "unit"
     for engine in ("sat", "cpsat"):
         if best.status == "unsolvable":
-            r = api.solve(loaded, engine, Limits(time_s=60), kernel="numpy", horizon=6)
+            r = api.solve(loaded, engine, Limits(time_s=time_s), kernel="numpy", horizon=6)
             if r.plan is not None:
                 problems.append(f"{engine} found a plan bfs calls impossible on {where}")
             continue
         options: dict[str, object] = {} if unit else {"horizon": len(best.plan or []), "run_bound_s": 0}
-        r = api.solve(loaded, engine, Limits(time_s=60), kernel="numpy", **options)
+        r = api.solve(loaded, engine, Limits(time_s=time_s), kernel="numpy", **options)
         if r.cost != best.cost or not r.stats.get("verified"):
             problems.append(f"{engine} {r.status} cost {r.cost} (bfs {best.cost}) {r.message} on {where}")
         elif unit and r.status != "optimal":
@@ -155,8 +156,8 @@ def test_generator_covers_the_mix(tmp_path: Path) -> None:
     assert {tuple(c.options) for c in layouts} == {("metric=steps",), ("metric=moves",)}
 
 
-def _sweep(todo: list[Case], tmp_path: Path) -> None:
-    verdicts = [judge(c, tmp_path) for c in todo]
+def _sweep(todo: list[Case], tmp_path: Path, max_steps: int = MAX_STEPS, time_s: float = 60) -> None:
+    verdicts = [judge(c, tmp_path, max_steps, time_s) for c in todo]
     judged = [v for v in verdicts if v is not None]
     assert len(judged) >= 0.9 * len(todo), "the generator drifted: too many cases are not small"
     problems = [p for v in judged for p in v]
@@ -166,11 +167,11 @@ def _sweep(todo: list[Case], tmp_path: Path) -> None:
 @pytest.mark.parametrize("chunk", range(4))
 def test_bfs_sat_cpsat_agree(tmp_path: Path, chunk: int) -> None:
     """200 instances (4 chunks of 50): 0 disagreements."""
-    _sweep(cases(200, 20261126, tmp_path)[chunk * 50:(chunk + 1) * 50], tmp_path)
+    _sweep(cases(200, 20261126, tmp_path)[chunk * 50:(chunk + 1) * 50], tmp_path, MAX_STEPS_DEFAULT)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("chunk", range(20))
 def test_bfs_sat_cpsat_agree_sweep(tmp_path: Path, chunk: int) -> None:
     """The 1,000-instance sweep (20 chunks of 50, another seed)."""
-    _sweep(cases(1000, 1126, tmp_path)[chunk * 50:(chunk + 1) * 50], tmp_path)
+    _sweep(cases(1000, 1126, tmp_path)[chunk * 50:(chunk + 1) * 50], tmp_path, time_s=180)
