@@ -374,41 +374,23 @@ def solution_rows(loaded: Loaded, values: list[int] | None) -> list[list[int]] |
 
 
 def result_json(loaded: Loaded, result: Result) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": result.status, "optimal": result.optimal, "cost": result.cost}
     if isinstance(loaded.task, CspTask):
         from .solvers.csp import uniqueness
 
-        count = result.stats.get("count", 1)
-        return {
-            "status": result.status,
-            "optimal": result.optimal,
-            "cost": result.cost,
-            "solution": solution_rows(loaded, getattr(result, "assignment", None)),
-            "solutions": getattr(result, "solutions", None),
-            "unique": uniqueness(result, count),  # type: ignore[arg-type]
-            "plan": None,
-            "engine": result.engine,
-            "proof": result.proof,
-            "message": result.message,
-            "model": getattr(loaded.model, "NAME", loaded.task.name),
-            "instance": loaded.instance,
-            "options": {k: v for k, v in loaded.options.items()},
-            "stats": result.stats,
-        }
-    return {
-        "status": result.status,
-        "optimal": result.optimal,
-        "cost": result.cost,
-        "plan": plan_labels(loaded.task, result.plan) if result.plan is not None else None,
-        "steps": len(result.plan) if result.plan is not None else None,
-        "moves": plan_moves(loaded.task, result.plan) if result.plan is not None else None,
-        "engine": result.engine,
-        "proof": result.proof,
-        "message": result.message,
-        "model": getattr(loaded.model, "NAME", loaded.task.name),
-        "instance": loaded.instance,
-        "options": {k: v for k, v in loaded.options.items()},
-        "stats": result.stats,
-    }
+        out.update(solution=solution_rows(loaded, getattr(result, "assignment", None)),
+                   solutions=getattr(result, "solutions", None),
+                   unique=uniqueness(result, result.stats.get("count", 1)),  # type: ignore[arg-type]
+                   plan=None)
+    else:
+        plan = result.plan
+        out.update(plan=plan_labels(loaded.task, plan) if plan is not None else None,
+                   steps=len(plan) if plan is not None else None,
+                   moves=plan_moves(loaded.task, plan) if plan is not None else None)
+    out.update(engine=result.engine, proof=result.proof, message=result.message,
+               model=getattr(loaded.model, "NAME", loaded.task.name), instance=loaded.instance,
+               options=dict(loaded.options), stats=result.stats)
+    return out
 
 
 def picture(loaded: Loaded, result: Result | None = None, per: str = "move") -> Any:
