@@ -314,7 +314,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                           message=f"time limit after horizon {T}")
         if clock.progress is not None:
             clock.report(horizon=T + 1, conflicts=sat._conflicts(), solver_calls=sat.calls)
-        if sat.inv is not None and T + 1 >= sat.inv.EAGER_FROM and not sat.inv.done:
+        if sat.inv is not None and T + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
             enc.add_invariants(sat.inv.get())
         enc.extend()
         T += 1
@@ -386,7 +386,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
             break
         if clock.progress is not None:
             clock.report(horizon=H + 1, conflicts=sat._conflicts(), cost=cost)
-        if sat.inv is not None and H + 1 >= sat.inv.EAGER_FROM and not sat.inv.done:
+        if sat.inv is not None and H + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
             enc.add_invariants(sat.inv.get())
         enc.extend()
         H += 1
