@@ -338,3 +338,21 @@ def test_time_limit_is_honoured() -> None:
         r = api.solve(loaded, engine, Limits(time_s=1.0), kernel="numpy")
         assert r.status == "limit" and r.plan is None, engine
         assert time.perf_counter() - t0 < 6, engine
+
+
+def test_unsolvable_within_the_state_bound_is_proven_by_both() -> None:
+    """x can only go 0 -> 1 -> 2 (x < 2 guards the step), the goal x == 4 needs more: the relaxed
+    fixpoint has 3 values, so "no plan of at most 2 steps" proves the task unsolvable for sat and cpsat."""
+    m = Model("stuck")
+    x = m.var("x", 0, 5, 0)
+
+    @m.action("inc")
+    def inc() -> Act:
+        return Act(guard=x < 2, effects={x: x + 1})
+
+    m.goal(x == 4)
+    task = ground(m)
+    for engine in SYMBOLIC:
+        r = ENGINES[engine](_K(task), Limits(time_s=60))
+        assert r.status == "unsolvable" and r.plan is None, (engine, r.status, r.message)
+        assert r.proof, engine

@@ -35,7 +35,9 @@ Claims (CP-SAT status OPTIMAL with cost ``C`` at horizon ``H``):
   next horizon of the schedule (slack for free steps), and the message
   gives the horizon it is minimal for.
 
-With ``horizon=H`` only that horizon is solved; INFEASIBLE is "unknown" (no
+Without a plan, the horizon grows until it reaches the number of states of
+the relaxed reachability fixpoint (the ``sat`` engine's bound): INFEASIBLE
+there proves the task unsolvable.  With ``horizon=H`` only that horizon is solved; INFEASIBLE is "unknown" (no
 plan of at most ``H`` steps).  A time limit after a plan was found gives
 "solved" with the best plan.
 
@@ -157,6 +159,16 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                       message=f"cost {cost} is the least over plans of at most {H} steps; zero-cost "
                               f"actions exist, and {runs[0].describe() if runs else 'no run bound'}")
 
+    bounds: list[int] = []
+
+    def state_bound() -> int:
+        """States in the relaxed reachability fixpoint's value sets (as the ``sat`` engine uses)."""
+        if not bounds:
+            from ..encodings.sat import relaxed_fixpoint
+
+            bounds.append(math.prod(len(vals) for vals in relaxed_fixpoint(task, symmetric=symmetry)))
+        return bounds[0]
+
     def bound_note() -> str:
         return f" ({runs[0].describe()})" if runs and runs[0].free_actions else ""
 
@@ -182,7 +194,11 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                 return Result("unknown", "cpsat", stats=run.stats(horizon=H),
                               message=f"no plan of at most {H} steps", proof=f"INFEASIBLE at horizon {H}")
             refuted = H
-            H = max(H + 1, math.ceil(1.5 * H))
+            if H + 1 >= state_bound():  # a loop-free plan would have fitted
+                return Result("unsolvable", "cpsat", stats=run.stats(horizon=H),
+                              proof=f"INFEASIBLE at horizon {H}; a loop-free plan has fewer than "
+                                    f"{state_bound()} steps (value-set state bound)")
+            H = min(max(H + 1, math.ceil(1.5 * H)), max(state_bound() - 1, H + 1))
             continue
         if status not in ("FEASIBLE", "OPTIMAL"):
             return out_of_time(H, best)
