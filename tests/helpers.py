@@ -67,6 +67,14 @@ def kernel_successors(kernel, states: Sequence[Sequence[int]]) -> list[list[tupl
     return [sorted(x) for x in out]
 
 
+def assert_kernel_matches_reference(kernel, task, S: np.ndarray) -> None:
+    """Successors, goal test and heuristic of ``kernel`` equal the reference semantics on every row of S."""
+    rows = S.tolist()
+    assert kernel_successors(kernel, S) == reference_successors(task, rows)
+    assert kernel.goal(S).tolist() == [ref.is_goal(task, s) for s in rows]
+    assert kernel.heuristic(S).tolist() == [ref.heuristic(task, s) for s in rows]
+
+
 def reference_successors(task, states: Sequence[Sequence[int]]) -> list[list[tuple[int, tuple[int, ...]]]]:
     return [sorted((a, tuple(s)) for a, s, _ in ref.successors(task, st)) for st in states]
 
@@ -234,3 +242,16 @@ def klotski_records(path: Path) -> list[dict[str, object]]:
             k, v = line.split(":", 1)
             cur[k.strip()] = v.strip()
     return recs
+
+
+# --------------------------------------------------------------------------- command line
+def run_cli(argv: Sequence[object], capsys) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``puzzleplan ARGV`` run in-process (the code under test)."""
+    from puzzleplan import cli
+
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as e:                 # argparse usage errors exit through SystemExit
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -9,22 +9,15 @@ from pathlib import Path
 
 import pytest
 from conftest import load
-from helpers import FAYAA, write_klotski, write_sliding
+from helpers import FAYAA, run_cli, write_klotski, write_sliding
 
-from puzzleplan import api, cli
+from puzzleplan import api
 from puzzleplan.solvers import Limits
 from puzzleplan.verify import reference as ref
 
 STATUSES = {"optimal", "solved", "unsolvable", "unknown", "limit"}
 
 
-def run_cli(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def replay_labels(task, labels: list[str]) -> tuple[list[int], int]:

@@ -14,22 +14,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import FAYAA
+from helpers import FAYAA, run_cli
 
-from puzzleplan import api, cli
+from puzzleplan import api
 from puzzleplan.lang import ModelError
 
 MODELS_DIR = Path(__file__).parent / "models"
 GOOD_KLOTSKI = ["BAAC", "BAAC", "DEEF", "DGHF", "I..J"]
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as e:                 # argparse usage errors exit through SystemExit
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_line_error(code: int, out: str, err: str, expected_code: int | None = None) -> str:

@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import load
-from helpers import cost_to_go, kernel_successors, reference_optimum, reference_successors, sample_states
+from helpers import assert_kernel_matches_reference, cost_to_go, reference_optimum, sample_states
+from helpers import run_cli as run_cli_raw
 
-from puzzleplan import api, cli
+from puzzleplan import api
 from puzzleplan.solvers import Limits
 from puzzleplan.verify import reference as ref
 
@@ -222,11 +223,8 @@ def test_numpy_kernel_matches_reference_on_random_states(metric, options):
     L = load("sokoban", str(MICROBAN), "level=5", f"metric={metric}", *options)
     task = L.task
     S = random_states(task, 3)
-    rows = S.tolist()
     k = L.kernel("numpy")
-    assert kernel_successors(k, S) == reference_successors(task, rows)
-    assert k.goal(S).tolist() == [ref.is_goal(task, s) for s in rows]
-    assert k.heuristic(S).tolist() == [ref.heuristic(task, s) for s in rows]
+    assert_kernel_matches_reference(k, task, S)
 
 
 @pytest.mark.slow
@@ -235,23 +233,16 @@ def test_compiled_kernel_matches_reference_on_random_states():
     L = load("sokoban", str(MICROBAN), "level=5", "metric=moves")
     task = L.task
     S = random_states(task, 5)
-    rows = S.tolist()
     kb = L.kernel("numba")
     assert kb.backend == "numba"
-    assert kernel_successors(kb, S) == reference_successors(task, rows)
-    assert kb.goal(S).tolist() == [ref.is_goal(task, s) for s in rows]
-    assert kb.heuristic(S).tolist() == [ref.heuristic(task, s) for s in rows]
+    assert_kernel_matches_reference(kb, task, S)
     res = api.solve(L, "astar", Limits(), kernel="numba")
     assert res.status == "optimal" and res.cost == TABLE[5][1]
 
 
 # ----------------------------------------------------------------------------- malformed XSB
 def run_cli(argv: list[str], capsys) -> tuple[int, str]:
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
+    code, out, err = run_cli_raw(argv, capsys)
     assert out == "" and "Traceback" not in err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err

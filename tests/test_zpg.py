@@ -20,9 +20,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import load
-from helpers import cost_to_go, kernel_successors, reference_optimum, reference_successors, sample_states
+from helpers import (
+    assert_kernel_matches_reference,
+    cost_to_go,
+    reference_optimum,
+    run_cli,
+    sample_states,
+)
 
-from puzzleplan import api, cli
+from puzzleplan import api
 from puzzleplan.solvers import Limits
 from puzzleplan.verify import reference as ref
 
@@ -247,10 +253,7 @@ def test_numpy_kernel_matches_reference_on_random_states(tmp_path, board, prune)
     task = L.task
     S = random_states(task, 5)
     k = L.kernel("numpy")
-    rows = S.tolist()
-    assert kernel_successors(k, S) == reference_successors(task, rows)
-    assert k.goal(S).tolist() == [ref.is_goal(task, s) for s in rows]
-    assert k.heuristic(S).tolist() == [ref.heuristic(task, s) for s in rows]
+    assert_kernel_matches_reference(k, task, S)
 
 
 def test_compiled_kernel_matches_reference_on_random_states(tmp_path):
@@ -260,12 +263,9 @@ def test_compiled_kernel_matches_reference_on_random_states(tmp_path):
     L = load("zpg", str(path))
     task = L.task
     S = random_states(task, 7)
-    rows = S.tolist()
     kb = L.kernel("numba")
     assert kb.backend == "numba"
-    assert kernel_successors(kb, S) == reference_successors(task, rows)
-    assert kb.goal(S).tolist() == [ref.is_goal(task, s) for s in rows]
-    assert kb.heuristic(S).tolist() == [ref.heuristic(task, s) for s in rows]
+    assert_kernel_matches_reference(kb, task, S)
     assert np.array_equal(kb.unpack(kb.pack(S)), S)
     res = api.solve(L, "bfs", Limits(), kernel="numba")
     assert res.status == "optimal" and res.stats["verified"]
@@ -396,13 +396,6 @@ def test_dead_prune_keeps_the_optimum_on_random_boards(tmp_path):
 
 
 # ----------------------------------------------------------------------------- malformed boards
-def run_cli(argv: list, capsys) -> tuple[int, str, str]:
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 MALFORMED = {
