@@ -132,11 +132,12 @@ def main(argv=None):
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("-o", "--out")
     p.add_argument("--plot")
+    p.add_argument("--instances", help="comma-separated instance names (overrides --sizes/--per-size)")
     a = p.parse_args(argv)
     t0 = time.time()
     if a.what == "exact":
         return exact(a)
-    names = pick([int(s) for s in a.sizes.split(",")], a.per_size)
+    names = a.instances.split(",") if a.instances else pick([int(s) for s in a.sizes.split(",")], a.per_size)
     presets = a.presets.split(",")
     first = {}
     for nm in names:

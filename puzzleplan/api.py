@@ -120,6 +120,14 @@ def parse_options(mod: ModuleType, pairs: list[str]) -> dict[str, Any]:
     return values
 
 
+def split_model_engine_options(model: str, pairs: list[str]) -> tuple[list[str], list[str]]:
+    """``-O`` pairs the model does not declare go to the engine, so ``-O preset=paper`` works as the papers'
+    readers expect; a key neither knows is then reported by :func:`engine_options` with both lists."""
+    keys = {o.name for o in model_options(load_model(model))}
+    mine = [p for p in pairs if "=" not in p or p.split("=", 1)[0].strip() in keys]
+    return mine, [p for p in pairs if p not in mine]
+
+
 def split_instance(arg: str) -> tuple[str, str | None]:
     if "#" in arg:
         path, rid = arg.rsplit("#", 1)
@@ -220,10 +228,12 @@ def check_engine(name: str) -> None:
                           code=EXIT_UNKNOWN_ENGINE)
 
 
-def engine_options(engine: str, pairs: list[str], task: Any = None) -> dict[str, Any]:
+def engine_options(engine: str, pairs: list[str], task: Any = None,
+                   model: ModuleType | None = None) -> dict[str, Any]:
     """``-E key=value`` pairs checked against the engine function's keyword parameters.
 
-    ``task``: a constraint task selects the constraint-model engine of that name.
+    ``task``: a constraint task selects the constraint-model engine of that name. ``model``: the pairs came
+    from ``-O``, so an unknown key is named as unknown to both the model and the engine.
     """
     import inspect
 
@@ -238,6 +248,11 @@ def engine_options(engine: str, pairs: list[str], task: Any = None) -> dict[str,
         key, text = (x.strip() for x in pair.split("=", 1))
         if key not in params or key == "enumerate_all":
             known = ", ".join(n for n in params if n != "enumerate_all") or "none"
+            if model is not None:
+                mk = ", ".join(o.name for o in model_options(model)) or "none"
+                name = getattr(model, "NAME", "?")
+                raise OptionError(f"unknown option {key!r}: not an option of model {name} "
+                                  f"(known: {mk}) nor of engine {engine} (known: {known})")
             raise OptionError(f"engine {engine} has no option {key!r} (known: {known})")
         default = params[key].default
         try:

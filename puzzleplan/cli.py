@@ -169,6 +169,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         else:
             print(crosscheck.table(verdict))
         return crosscheck.exit_code(verdict)
+    to_engine: list[str] = []
+    if args.command == "solve":
+        args.options, to_engine = api.split_model_engine_options(args.model, args.options)
     loaded = api.load_task(args.model, args.instance, args.options)
     if args.command == "compile":
         from .export import compile_task
@@ -184,6 +187,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "show":
         return _show(loaded, args)
     extra: dict[str, Any] = {"enumerate_all": True} if args.enumerate else {}
+    extra.update(api.engine_options(args.engine, to_engine, loaded.task, model=loaded.model))
     extra.update(api.engine_options(args.engine, args.engine_options, loaded.task))
     if api.is_constraint_task(loaded.task):
         extra = api.constraint_engine_defaults(args.engine, extra, seed=args.seed, count=args.count)

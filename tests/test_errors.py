@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import FAYAA, run_cli
+from helpers import FAYAA, ROOT, run_cli
 
 from puzzleplan import api
 from puzzleplan.lang import ModelError
@@ -186,6 +186,20 @@ def test_unknown_record_id(capsys):
 def test_unknown_model_option(capsys):
     code, out, err = run_cli(["solve", "klotski", f"{FAYAA}#fayaa-117", "-O", "colour=red"], capsys)
     assert "colour" in assert_one_line_error(code, out, err, expected_code=31)
+
+
+def test_model_option_unknown_to_the_model_goes_to_the_engine(capsys):
+    """``-O preset=paper`` (the issues' spelling) reaches the engine; the same pair as ``-E`` agrees."""
+    sky = str(ROOT / "instances" / "skyscraper" / "tonybank-4x4-1.txt")
+    runs = [run_cli(["solve", "skyscraper", sky, "-e", "ga", flag, "preset=paper", "--seed", "3", "--json"], capsys)
+            for flag in ("-O", "-E")]
+    stats = [json.loads(out)["stats"] for code, out, err in runs]
+    assert runs[0][0] == runs[1][0] and runs[0][0] in (0, 12)
+    assert stats[0]["preset"] == stats[1]["preset"] == "paper"
+    assert stats[0]["evaluations"] == stats[1]["evaluations"]
+    code, out, err = run_cli(["solve", "skyscraper", sky, "-e", "ga", "-O", "presett=paper"], capsys)
+    line = assert_one_line_error(code, out, err, expected_code=31)
+    assert "model skyscraper" in line and "engine ga" in line
 
 
 @pytest.mark.parametrize("opt", ["metric=fast", "metric", "=steps"])
