@@ -52,6 +52,10 @@ def add_bench_parser(sub: Any) -> None:
     b.add_argument("-v", "--verbose", action="store_true", help="print one table row per run")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     b.add_argument("--list", action="store_true", help="list the suites found in bench/ and exit")
+    b.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="solve suites: run instances in N processes (times then share the machine)")
+    b.add_argument("--plots", metavar="DIR",
+                   help="also draw every figure the results support into DIR (needs matplotlib)")
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -94,7 +98,7 @@ def run_bench(args: argparse.Namespace) -> int:
             apply_quick(suite)
         engines = [e.strip() for e in args.engines.split(",") if e.strip()] if args.engines else None
         records = runner.run_suite(suite, time_limit=args.time_limit, engines=engines, select=args.select,
-                                   progress=progress)
+                                   progress=progress, jobs=max(1, args.jobs))
         wall = time.perf_counter() - t0
         summary = runner.summarise(records)
         summary["wall_s"] = round(wall, 3)
@@ -112,6 +116,11 @@ def run_bench(args: argparse.Namespace) -> int:
     print(f"suite {suite.name} ({suite.path})")
     print(text)
     print(f"\nwall time {wall:.1f} s; results written to {out}")
+    if args.plots and suite.kind == "solve":
+        from .figures import write_all
+
+        for path, n in write_all(doc["records"], args.plots).items():
+            print(f"wrote {path}: {n} series")
     sys.stdout.flush()
     return code
 

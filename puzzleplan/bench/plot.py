@@ -108,13 +108,22 @@ def plot_cost_time(records: Sequence[dict[str, Any]], path: str, title: str = ""
 
 
 def main(files: Sequence[str], output: str | None) -> int:
-    """``bench plot RESULTS.json -o FIG.png``: cost against time per engine."""
+    """``bench plot RESULTS.json -o FIG.png`` (cost against time) or ``-o DIR/`` (every figure)."""
     from .compare import load_records
 
     if len(files) != 1:
-        raise PuzzleError("bench plot needs one result file: RESULTS.json -o FIG.png", code=EXIT_BAD_OPTION)
+        raise PuzzleError("bench plot needs one result file: RESULTS.json -o FIG.png|DIR",
+                          code=EXIT_BAD_OPTION)
     if not output:
-        raise PuzzleError("bench plot needs -o FIG.png (or .svg, .pdf)", code=EXIT_BAD_OPTION)
-    n = plot_cost_time(load_records(files[0]), output, title=files[0])
+        raise PuzzleError("bench plot needs -o FIG.png (.svg, .pdf) or -o DIR for every figure",
+                          code=EXIT_BAD_OPTION)
+    records = load_records(files[0])
+    if not output.lower().endswith(FORMATS):
+        from .figures import write_all
+
+        for path, n in write_all(records, output).items():
+            print(f"wrote {path}: {n} series")
+        return 0
+    n = plot_cost_time(records, output, title=files[0])
     print(f"wrote {output}: {n} runs")
     return 0

@@ -52,29 +52,67 @@ def judge(expected: Any, result: Result | None) -> tuple[bool | None, str]:
 
 
 def run_suite(suite: Suite, *, time_limit: float | None = None, engines: list[str] | None = None,
-              select: str | None = None, progress: Progress | None = stderr_progress) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    total = sum(len([i for i in s.instances if _selected(i, select)]) * len(s.options)
-                * len(engines or s.engines) * s.repetitions for s in suite.sets)
-    counter = [0]
-    for si, rs in enumerate(suite.sets):
+              select: str | None = None, progress: Progress | None = stderr_progress,
+              jobs: int = 1) -> list[dict[str, Any]]:
+    """Every unit (set, instance, option set) in order; with ``jobs`` > 1 units run in that many
+    processes (records keep the suite's order; times then share the machine, say so when reporting)."""
+    units: list[tuple[RunSet, Instance, list[str], list[str]]] = []
+    for rs in suite.sets:
         eng = engines or rs.engines
         for name in eng:
             api.check_engine(name)
-        for inst in rs.instances:
-            if not _selected(inst, select):
-                continue
-            for opts in rs.options:
-                records.extend(_run_instance(suite, si, rs, inst, opts, eng, time_limit, progress, counter,
-                                             total))
+        units += [(rs, inst, opts, eng) for inst in rs.instances if _selected(inst, select)
+                  for opts in rs.options]
+    total = sum(len(eng) * rs.reps for rs, _, _, eng in units)
+    counter = [0]
+    records: list[dict[str, Any]] = []
+    if jobs <= 1 or len(units) <= 1:
+        for rs, inst, opts, eng in units:
+            records.extend(_run_instance(suite, rs, inst, opts, eng, time_limit, progress, counter, total))
+        return records
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_run_instance, suite, rs, inst, opts, eng, time_limit, None, [0], total)
+                   for rs, inst, opts, eng in units]
+        for fut in futures:
+            recs = fut.result()
+            records.extend(recs)
+            for r in recs:
+                counter[0] += 1
+                if progress:
+                    progress(f"[{counter[0]}/{total}] {_line(r)}")
     return records
+
+
+def _line(rec: dict[str, Any]) -> str:
+    exp = rec.get("expected")
+    cost = rec["cost"] if rec["cost"] is not None else ""
+    tm = f"{rec['time_s']:.3f}s" if rec.get("time_s") is not None else ""
+    seed = f" seed {rec['seed']}" if rec.get("seed") is not None else ""
+    why = rec.get("note") or ""
+    return (f"{rec['id']} {rec['engine']}{seed} {' '.join(rec['option_args'])}: {rec['status']} {cost} "
+            f"(expected {exp if exp is not None else '-'}) {_verdict(rec['match'])} {tm}"
+            + (f" [{why}]" if why and rec["match"] is not True else ""))
+
+
+def _engine_kwargs(rs: RunSet, engine: str, task: Any, seed: int | None) -> dict[str, Any]:
+    """The suite's engine options, plus the run's seed where the engine takes one."""
+    import inspect
+
+    kw = dict(rs.engine_options.get(engine, {}))
+    if seed is not None and "seed" not in kw:
+        fn = api._csp_engine(engine) if api.is_constraint_task(task) else api.ENGINES[engine]
+        if "seed" in inspect.signature(fn).parameters:
+            kw["seed"] = seed
+    return kw
 
 
 def _selected(inst: Instance, select: str | None) -> bool:
     return select is None or select in inst.id or select in inst.spec
 
 
-def _run_instance(suite: Suite, si: int, rs: RunSet, inst: Instance, opts: list[str], engines: list[str],
+def _run_instance(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], engines: list[str],
                   time_limit: float | None, progress: Progress | None, counter: list[int],
                   total: int) -> list[dict[str, Any]]:
     base: dict[str, Any] = {
@@ -85,18 +123,18 @@ def _run_instance(suite: Suite, si: int, rs: RunSet, inst: Instance, opts: list[
     t0 = time.perf_counter()
     try:
         loaded = api.load_task(rs.model, inst.spec, opts)
-        if api.is_constraint_task(loaded.task):
-            raise PuzzleError(f"{rs.model} is a constraint model; bench suites run transition models "
-                              "(for constraint models see bench/skyscraper_ga.py)")
+        constraint = api.is_constraint_task(loaded.task)
         prepare_s = time.perf_counter() - t0
-        start_is_goal = reference.is_goal(loaded.task, loaded.task.init)
+        # a constraint model has no start state; its "cost" is 0 for a solution (expected 0 = solvable)
+        start_is_goal = None if constraint else reference.is_goal(loaded.task, loaded.task.init)
         expected, note = interpret_expected(inst.expected_raw, start_is_goal, rs.zero_means_unsolvable)
         t1 = time.perf_counter()
-        loaded.kernel(rs.kernel)
+        if not constraint:
+            loaded.kernel(rs.kernel)
         kernel_s = time.perf_counter() - t1
     except PuzzleError as e:
         for engine in engines:
-            for rep in range(rs.repetitions):
+            for rep in range(rs.reps):
                 counter[0] += 1
                 rec = {**base, "engine": engine, "kernel": rs.kernel, "repetition": rep, "status": "error",
                        "cost": None, "optimal": False, "expected": None, "match": None, "note": "error",
@@ -113,17 +151,18 @@ def _run_instance(suite: Suite, si: int, rs: RunSet, inst: Instance, opts: list[
         for _ in range(rs.warmup):
             try:
                 api.solve(loaded, engine, Limits(limit, rs.max_states), rs.kernel,
-                          **rs.engine_options.get(engine, {}))
+                          **_engine_kwargs(rs, engine, loaded.task, rs.seed_of(0)))
             except PuzzleError:
                 break
         warmup_s = time.perf_counter() - t_w
-        for rep in range(rs.repetitions):
+        for rep in range(rs.reps):
             counter[0] += 1
+            seed = rs.seed_of(rep)
             t2 = time.perf_counter()
             result: Result | None
             try:
                 result = api.solve(loaded, engine, Limits(limit, rs.max_states), rs.kernel,
-                                   **rs.engine_options.get(engine, {}))
+                                   **_engine_kwargs(rs, engine, loaded.task, seed))
                 message = result.message
             except PuzzleError as e:
                 result, message = None, str(e)
@@ -143,16 +182,17 @@ def _run_instance(suite: Suite, si: int, rs: RunSet, inst: Instance, opts: list[
                 "plan_steps": len(result.plan) if result and result.plan is not None else None,
                 "solve_wall_s": round(wall, 4), "warmup_s": round(warmup_s, 4) if rep == 0 else 0.0,
                 "proof": result.proof if result else "", "message": message,
+                "seed": seed,
             }
+            # engine-specific figures the plots and tables use, where the engine reports them
+            for key in ("evaluations", "generations", "best_fitness", "history", "layers", "preset"):
+                if key in st:
+                    rec[key] = st[key]
+            if result is not None and hasattr(result, "solutions") and result.solutions is not None:
+                rec["solutions"] = result.solutions
             out.append(rec)
             if progress:
-                verdict = {True: "ok", False: "MISMATCH", None: "-"}[match]
-                cost = rec["cost"] if rec["cost"] is not None else ""
-                tm = f"{rec['time_s']:.3f}s" if rec["time_s"] is not None else ""
-                progress(f"[{counter[0]}/{total}] {inst.id} {engine} {' '.join(opts)}: "
-                         f"{rec['status']} {cost} "
-                         f"(expected {expected if expected is not None else '-'}) {verdict} {tm}"
-                         + (f" [{why}]" if why and match is not True else ""))
+                progress(f"[{counter[0]}/{total}] {_line(rec)}")
     return out
 
 

@@ -24,6 +24,8 @@ Paths inside a suite are relative to the suite file.  Format (bench/README.md):
         { glob = "../instances/klotski/*.txt", header = "published_min_moves" },
         { file = "x.txt", ids = ["a", "b"], expected = 31 },
     ]
+    seeds = [0, 1, 2]              # or { first = 0, count = 50 }: one run per seed (replaces
+                                   # repetitions), the seed given to engines that take one (ga, cpsat)
     [[set]]                        # optional: several sets, each overriding the keys above
     [quick]                        # what --quick changes: max_instances, repetitions, time_limit
 
@@ -49,7 +51,7 @@ from ..lang.records import Record, read_records, split_headers
 BENCH_DIR = Path(__file__).resolve().parent.parent.parent / "bench"
 
 SET_KEYS = {"model", "engines", "kernel", "options", "expected", "zero_means_unsolvable", "instances",
-            "repetitions", "warmup", "time_limit", "max_states", "label", "engine_options"}
+            "repetitions", "warmup", "time_limit", "max_states", "label", "engine_options", "seeds"}
 TOP_KEYS = SET_KEYS | {"name", "description", "kind", "set", "quick", "speed", "enumerate"}
 
 
@@ -82,6 +84,15 @@ class RunSet:
     zero_means_unsolvable: bool
     engine_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     warmup: int = 0                   # untimed runs per (instance, engine) before the repetitions
+    seeds: list[int] | None = None    # one run per seed (instead of ``repetitions``), passed to engines
+                                      # that take a seed (ga, cpsat); None: engines' default seed
+
+    @property
+    def reps(self) -> int:
+        return len(self.seeds) if self.seeds is not None else self.repetitions
+
+    def seed_of(self, rep: int) -> int | None:
+        return self.seeds[rep] if self.seeds is not None else None
 
 
 @dataclass
@@ -168,6 +179,13 @@ def _run_set(d: dict[str, Any], path: Path, i: int) -> RunSet:
         raise SuiteError(f"{where}: the instance patterns match no records", str(path))
     tl = d.get("time_limit")
     ms = d.get("max_states")
+    seeds = d.get("seeds")
+    if isinstance(seeds, dict) and set(seeds) == {"first", "count"}:   # seeds = { first = 0, count = 50 }
+        seeds = list(range(int(seeds["first"]), int(seeds["first"]) + int(seeds["count"])))
+    if seeds is not None and not (isinstance(seeds, list) and seeds
+                                  and all(isinstance(x, int) for x in seeds)):
+        raise SuiteError(f"{where}: seeds must be a non-empty list of integers or "
+                         "{ first = N, count = K }", str(path))
     return RunSet(
         label=str(d.get("label", d["model"])),
         model=str(d["model"]),
@@ -181,6 +199,7 @@ def _run_set(d: dict[str, Any], path: Path, i: int) -> RunSet:
         zero_means_unsolvable=bool(d.get("zero_means_unsolvable", False)),
         engine_options={str(k): dict(v) for k, v in d.get("engine_options", {}).items()},
         warmup=int(d.get("warmup", 0)),
+        seeds=seeds,
     )
 
 
@@ -220,6 +239,16 @@ def expand_instances(entries: Any, base: Path, expected_header: Any, suite_file:
             for rec in records:
                 split_headers(rec)
             wanted = records
+            if ids is not None and not any(r.id for r in records) and all(x.isdigit() for x in ids):
+                # a file without id headers (one puzzle per line, say): FILE#k is the k-th record as the
+                # model counts them (api.load_task resolves it); the file's headers stand for each
+                for x in ids:
+                    key = (str(fp.resolve()), x)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append(Instance(f"{fp}#{x}", f"{fp.stem}#{x}", _display_path(fp), records[0],
+                                            entry.get("expected")))
+                continue
             if ids is not None:
                 by_id = {r.id: r for r in records}
                 missing = [x for x in ids if x not in by_id]
@@ -282,6 +311,8 @@ def apply_quick(suite: Suite) -> None:
             step = len(s.instances) / n
             s.instances = [s.instances[int(i * step)] for i in range(n)]
         s.repetitions = int(q.get("repetitions", 1))
+        if s.seeds is not None:
+            s.seeds = s.seeds[:int(q.get("seeds", min(len(s.seeds), 3)))]
         s.warmup = int(q.get("warmup", s.warmup))
         if "time_limit" in q:
             s.time_limit = float(q["time_limit"])
