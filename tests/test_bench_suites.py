@@ -118,3 +118,18 @@ def test_bench_cli_writes_json_and_plots(mini, tmp_path, capsys):
 def test_every_bundled_suite_loads(name):
     suite = load_suite(name)
     assert suite.kind == "speed" or all(s.instances for s in suite.sets)
+
+
+def test_rich_table_on_a_terminal_carries_the_same_cells():
+    from puzzleplan.bench import table as t
+
+    rows = [["fayaa-001", 81, 0.25], ["walk-2034-053", 8, None]]
+    plain = t.table(["instance", "cost", "time_s"], rows)
+    try:
+        t.use_rich(True)
+        boxed = t.table(["instance", "cost", "time_s"], rows)
+    finally:
+        t.use_rich(False)
+    assert "┃" in boxed and "┃" not in plain
+    for cell in ("fayaa-001", "81", "0.250", "walk-2034-053", "-"):
+        assert cell in boxed and cell in plain

@@ -78,6 +78,9 @@ def run_bench(args: argparse.Namespace) -> int:
         raise PuzzleError(f"unexpected arguments after the suite: {' '.join(args.files)}",
                           code=EXIT_BAD_OPTION)
     suite = load_suite(args.suite)
+    from .table import use_rich
+
+    use_rich(sys.stdout.isatty())
     progress = None if args.quiet else runner.stderr_progress
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
