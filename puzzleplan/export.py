@@ -13,6 +13,10 @@ at most ``T`` steps reaches the goal" (noops only at the end), optionally with
 * CP-SAT: the ``CpModelProto`` of :class:`puzzleplan.encodings.cpsat.CpPlan`
   with the total cost as objective -- text format, or binary when the file
   name ends in ``.pb``.
+* PDDL: not a bounded formula but the whole task for classical planners
+  (:mod:`puzzleplan.encodings.pddl`): ``domain.pddl``, ``problem.pddl`` and
+  ``actions.tsv`` (PDDL action name -> ground action index and label) in a
+  directory, so a plan from any planner maps back to our actions.
 
 Lives in the top layer (beside ``api``): it writes files and knows the CLI's
 error conventions; the encoders stay pure.
@@ -26,7 +30,7 @@ from typing import Any
 from .api import Loaded
 from .lang.errors import EXIT_BAD_OPTION, EXIT_OUTPUT, PuzzleError
 
-FORMATS = ("cnf", "cpsat")
+FORMATS = ("cnf", "cpsat", "pddl")
 
 
 def _open_for_writing(path: str) -> Any:
@@ -117,7 +121,32 @@ def export_cpsat(loaded: Loaded, horizon: int, out: str, max_cost: int | None = 
     return plan.size()
 
 
-def compile_task(loaded: Loaded, to: str, horizon: int, out: str, max_cost: int | None = None,
+def export_pddl(loaded: Loaded, out: str, max_split: int | None = None) -> dict[str, int]:
+    """Write ``domain.pddl``, ``problem.pddl`` and ``actions.tsv`` into directory ``out``; returns sizes."""
+    from .encodings.pddl import DEFAULT_MAX_SPLIT, export
+
+    d = Path(out)
+    if d.exists() and not d.is_dir():
+        raise PuzzleError(f"cannot write {out}: not a directory (--to pddl writes a directory)",
+                          code=EXIT_OUTPUT)
+    try:
+        d.mkdir(parents=False, exist_ok=True)
+    except OSError as e:
+        raise PuzzleError(f"cannot write {out}: {e.strerror or e}", code=EXIT_OUTPUT) from None
+    task = loaded.task
+    p = export(task, name=task.name, max_split=max_split or DEFAULT_MAX_SPLIT, comment=_describe(loaded))
+    for name, text in (("domain.pddl", p.domain), ("problem.pddl", p.problem)):
+        with _open_for_writing(str(d / name)) as f:
+            f.write(text)
+    with _open_for_writing(str(d / "actions.tsv")) as f:
+        f.write("pddl_action\tground_action\tlabel\n")
+        for name, k in p.actions.items():
+            f.write(f"{name}\t{k}\t{task.actions[k].label if k >= 0 else '(bookkeeping)'}\n")
+    return {"PDDL actions": p.stats["pddl_actions"], "ground actions": p.stats["ground_actions"],
+            "derived predicates": p.stats["derived_predicates"]}
+
+
+def compile_task(loaded: Loaded, to: str, horizon: int | None, out: str, max_cost: int | None = None,
                  invariants: bool = True) -> dict[str, int]:
     from .api import is_constraint_task
 
@@ -126,6 +155,15 @@ def compile_task(loaded: Loaded, to: str, horizon: int, out: str, max_cost: int 
     if is_constraint_task(loaded.task):
         raise PuzzleError("compile exports transition models; this is a constraint model",
                           code=EXIT_BAD_OPTION)
+    if to == "pddl":
+        if horizon is not None or max_cost is not None:
+            raise PuzzleError("--to pddl exports the whole task: --horizon and --max-cost do not apply",
+                              code=EXIT_BAD_OPTION)
+        if not Path(out).resolve().parent.exists():
+            raise PuzzleError(f"cannot write {out}: no such directory {Path(out).parent}", code=EXIT_OUTPUT)
+        return export_pddl(loaded, out)
+    if horizon is None:
+        raise PuzzleError(f"--to {to} needs --horizon T", code=EXIT_BAD_OPTION)
     if horizon < 1:
         raise PuzzleError(f"--horizon must be >= 1, got {horizon}", code=EXIT_BAD_OPTION)
     if max_cost is not None and max_cost < 0:
@@ -137,4 +175,4 @@ def compile_task(loaded: Loaded, to: str, horizon: int, out: str, max_cost: int 
     return export_cpsat(loaded, horizon, out, max_cost, invariants)
 
 
-__all__ = ["FORMATS", "compile_task", "export_cnf", "export_cpsat"]
+__all__ = ["FORMATS", "compile_task", "export_cnf", "export_cpsat", "export_pddl"]

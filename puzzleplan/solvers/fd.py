@@ -1,0 +1,171 @@
+"""Engine ``fd``: Fast Downward on the task's PDDL export, as an external referee.
+
+Why: our exact engines share the IR, the kernels and the checker; Fast Downward
+(Helmert, "The Fast Downward planning system", JAIR 2006) shares nothing with
+them but the PDDL of :mod:`puzzleplan.encodings.pddl`.  When its optimum equals
+ours, the grounding, the kernels and the search are checked by a mature planner
+nobody on this team wrote.
+
+How: the task is exported to a temporary directory and FD's own driver
+(``fast-downward.py`` in the ``up-fast-downward`` wheel, which carries the
+compiled planner; ``pip install 'puzzleplan[fd]'``) runs its translator and
+search on it: ``astar(lmcut())`` when the PDDL is STRIPS with action costs
+(LM-cut: Helmert & Domshlak, ICAPS 2009; admissible), ``astar(blind())`` when it
+needs derived predicates, which LM-cut does not support.  The plan FD writes is
+mapped back to ground actions by name and replayed by the reference checker
+(``api.solve``) like every other engine's.  Both searches are A* with an
+admissible heuristic, so a plan is reported ``optimal``; FD's "no solution"
+after a complete search is ``unsolvable``.
+
+Options: ``search`` = ``auto`` (default: lmcut if STRIPS, else blind) | ``lmcut``
+| ``blind`` | any FD search string, e.g. ``astar(ipdb())`` (then the result
+is ``optimal`` only for ``astar(...)`` searches, trusting the user's choice of
+an admissible heuristic); ``max_split`` (copies per ground action in the
+export, see ``encodings/pddl.py``); ``keep`` (a directory to keep the PDDL,
+FD's log and plan in).  ``--time-limit`` covers export, translation and search
+(FD gets what is left, as its ``--overall-time-limit``, and is stopped by us
+shortly after); ``max_states`` is not passed on (FD has no such limit).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ..encodings.pddl import DEFAULT_MAX_SPLIT, export, read_plan
+from ..lang.errors import EXIT_BAD_OPTION, PuzzleError
+from .result import Clock, Limits, Result
+
+EXIT_FD_MISSING = 36   # documented in docs/cli.md: an optional engine's package is not installed
+
+SEARCHES = {"lmcut": "astar(lmcut())", "blind": "astar(blind())"}
+
+# FD driver exit codes (driver/returncodes.py of Fast Downward)
+_FD_UNSOLVABLE = (10, 11)         # translator / search proved no plan exists
+_FD_INCOMPLETE = (12,)            # search ended without a plan, incompletely
+_FD_OUT_OF_RESOURCES = (20, 21, 22, 23, 24)
+
+
+def driver_path() -> Path:
+    """``fast-downward.py`` of the installed ``up-fast-downward`` package, or a one-line error."""
+    spec = importlib.util.find_spec("up_fast_downward")
+    if spec is None or spec.origin is None:
+        raise PuzzleError("engine fd needs Fast Downward: pip install 'puzzleplan[fd]' "
+                          "(the up-fast-downward package)", code=EXIT_FD_MISSING)
+    path = Path(spec.origin).parent / "downward" / "fast-downward.py"
+    if not path.is_file():
+        raise PuzzleError(f"engine fd: the up-fast-downward package has no planner driver at {path}",
+                          code=EXIT_FD_MISSING)
+    return path
+
+
+def available() -> bool:
+    try:
+        driver_path()
+    except PuzzleError:
+        return False
+    return True
+
+
+_FIGURES = {
+    "expanded": re.compile(r"Expanded (\d+) state"),
+    "generated": re.compile(r"Generated (\d+) state"),
+    "evaluated": re.compile(r"Evaluated (\d+) state"),
+    "fd_cost": re.compile(r"Plan cost: (\d+)"),
+    "fd_search_s": re.compile(r"Search time: ([\d.]+)s"),
+    "fd_total_s": re.compile(r"Total time: ([\d.]+)s"),
+    "fd_translate_s": re.compile(r"Done! \[[\d.]+s CPU, ([\d.]+)s wall-clock\]"),
+}
+
+
+def parse_log(text: str) -> dict[str, Any]:
+    """The figures FD's log reports (the last occurrence of each: the final counts)."""
+    out: dict[str, Any] = {}
+    for key, rx in _FIGURES.items():
+        found = rx.findall(text)
+        if found:
+            val = found[-1]
+            out[key] = float(val) if "." in val else int(val)
+    return out
+
+
+def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DEFAULT_MAX_SPLIT,
+          keep: str = "") -> Result:
+    task = kernel.task
+    clock = Clock(limits)
+    driver = driver_path()
+    if max_split < 1:
+        raise PuzzleError(f"engine fd: max_split must be >= 1, got {max_split}", code=EXIT_BAD_OPTION)
+    pddl = export(task, name=task.name, max_split=max_split)
+    if search == "auto":
+        search_str = SEARCHES["lmcut" if pddl.strips else "blind"]
+    else:
+        search_str = SEARCHES.get(search, search)
+    if "lmcut" in search_str and not pddl.strips:
+        raise PuzzleError("engine fd: LM-cut does not support the derived predicates this task's PDDL needs; "
+                          "use -E search=blind (or auto)", code=EXIT_BAD_OPTION)
+    export_s = clock.elapsed()
+    stats: dict[str, Any] = {"search": search_str, "strips": pddl.strips, "export_s": round(export_s, 3),
+                             **pddl.stats}
+    with tempfile.TemporaryDirectory(prefix="puzzleplan-fd-") as tmp:
+        work = Path(keep) if keep else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "domain.pddl").write_text(pddl.domain, encoding="utf-8")
+        (work / "problem.pddl").write_text(pddl.problem, encoding="utf-8")
+        plan_file = work / "plan.txt"
+        if plan_file.exists():
+            plan_file.unlink()
+        cmd = [sys.executable, str(driver), "--plan-file", str(plan_file)]
+        left = None
+        if clock.deadline is not None:
+            left = clock.deadline - time.perf_counter()
+            if left <= 0:
+                return Result("limit", "fd", stats=clock.stats(**stats),
+                              message="time limit during the export")
+            cmd += ["--overall-time-limit", f"{max(1, math.ceil(left))}s"]
+        cmd += [str(work / "domain.pddl"), str(work / "problem.pddl"), "--search", search_str]
+        try:
+            proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True,
+                                  timeout=None if left is None else left + 5,
+                                  env={**os.environ, "PYTHONHASHSEED": "0"})
+        except subprocess.TimeoutExpired:
+            return Result("limit", "fd", stats=clock.stats(**stats),
+                          message="time limit (Fast Downward stopped)")
+        log = proc.stdout + proc.stderr
+        if keep:
+            (work / "fd.log").write_text(log, encoding="utf-8")
+        stats.update(parse_log(log))
+        stats["fd_exit"] = proc.returncode
+        code = proc.returncode
+        if code in (0, 1, 2, 3) and plan_file.exists():
+            plan = pddl.plan_from_names(read_plan(plan_file.read_text(encoding="utf-8")))
+            cost = sum(task.actions[k].cost for k in plan)
+            msg = ""
+            if "fd_cost" in stats and stats["fd_cost"] != cost:
+                msg = f"Fast Downward reported cost {stats['fd_cost']}, the mapped plan costs {cost}"
+            optimal = search_str.replace(" ", "").startswith("astar(") and code == 0
+            return Result("optimal" if optimal else "solved", "fd", cost, plan, clock.stats(**stats),
+                          message=msg, proof=f"Fast Downward {search_str}" if optimal else "")
+    if code in _FD_UNSOLVABLE:
+        return Result("unsolvable", "fd", stats=clock.stats(**stats),
+                      proof=f"Fast Downward {search_str}: no plan "
+                            f"({'translator' if code == 10 else 'search'})")
+    if code in _FD_OUT_OF_RESOURCES:
+        what = "time" if code in (21, 23, 24) else "memory"
+        return Result("limit", "fd", stats=clock.stats(**stats), message=f"Fast Downward ran out of {what}")
+    if code in _FD_INCOMPLETE:
+        return Result("unknown", "fd", stats=clock.stats(**stats), message="Fast Downward: search incomplete")
+    last = [ln for ln in log.strip().splitlines() if ln.strip()][-3:]
+    raise PuzzleError(f"engine fd: Fast Downward failed (exit {code}): " + " | ".join(last)[-300:],
+                      code=EXIT_BAD_OPTION)
+
+
+__all__ = ["EXIT_FD_MISSING", "SEARCHES", "available", "driver_path", "parse_log", "solve"]
