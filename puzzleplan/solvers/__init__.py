@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..encodings.kernel import Kernel
-from . import bestfirst, bfs, cpsat, idastar, sat
+from . import bestfirst, bfs, cpsat, fd, idastar, sat
 from .result import Limits, Result
 
 
@@ -36,6 +36,7 @@ ENGINES: dict[str, Callable[..., Result]] = {
     "idastar": _idastar,
     "sat": sat.solve,
     "cpsat": cpsat.solve,
+    "fd": fd.solve,           # Fast Downward on the PDDL export (optional extra puzzleplan[fd])
     "backtrack": _csp_only,   # constraint models only: solvers/csp.py
     "ga": _csp_only,
 }
@@ -44,7 +45,7 @@ ENGINES: dict[str, Callable[..., Result]] = {
 CSP_ONLY = frozenset({"backtrack", "ga"})
 
 # engines that read only kernel.task: no compiled kernel is built for them
-TASK_ONLY = frozenset({"sat", "cpsat"})
+TASK_ONLY = frozenset({"sat", "cpsat", "fd"})
 
 DESCRIPTIONS = {
     "bfs": "layer-batched breadth-first search; 0-1 BFS when actions cost 0 (exact for unit and 0/1 costs)",
@@ -53,6 +54,8 @@ DESCRIPTIONS = {
     "idastar": "IDA* in compiled code, linear memory (deep searches with a good heuristic)",
     "sat": "bounded-horizon planning as SAT on one incremental pysat solver (CaDiCaL); cost via totalizer",
     "cpsat": "the unrolled planning model on OR-Tools CP-SAT, horizon grown until feasible, cost minimised",
+    "fd": "Fast Downward (external planner, extra puzzleplan[fd]) on the PDDL export: A* with LM-cut, "
+          "or blind where the PDDL needs derived predicates",
     "backtrack": "constraint models: depth-first search with propagation by the model's constraint objects",
     "ga": "constraint models: genetic algorithm over whole populations (-E preset=paper: the published one)",
 }
