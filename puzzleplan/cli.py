@@ -97,13 +97,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("models", help="list bundled models, their options, and the engines")
 
-    c = sub.add_parser("compile", help="write the bounded-horizon SAT (DIMACS) or CP-SAT model to a file")
+    c = sub.add_parser("compile", help="write the bounded-horizon SAT (DIMACS) or CP-SAT model to a file, "
+                                       "or the task as PDDL (domain + problem) to a directory")
     common(c)
-    c.add_argument("--to", required=True, metavar="FORMAT", help="cnf (DIMACS) or cpsat (CpModelProto)")
-    c.add_argument("--horizon", "-T", type=int, required=True, metavar="T", help="plan length bound (>= 1)")
+    c.add_argument("--to", required=True, metavar="FORMAT",
+                   help="cnf (DIMACS), cpsat (CpModelProto) or pddl (domain.pddl + problem.pddl in -o DIR)")
+    c.add_argument("--horizon", "-T", type=int, default=None, metavar="T",
+                   help="plan length bound (>= 1; cnf and cpsat only, required there)")
     c.add_argument("--max-cost", type=int, default=None, metavar="C", help="also bound the plan cost")
     c.add_argument("--no-invariants", action="store_true", help="leave out the synthesised invariants")
-    c.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+    c.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write (pddl: a directory)")
 
     g = sub.add_parser("generate", help="random instances whose proven optimum lies in a range")
     g.add_argument("model", help="a model that defines generate(rng, width, height, ...)")
