@@ -69,6 +69,8 @@ from puzzleplan.lang import (
     Tile,
     ToInt,
     When,
+    progress,
+    script,
     split_headers,
 )
 
@@ -356,6 +358,13 @@ def build(g: Garden, goal: str = "final", stepback: str = "same", heuristic: str
         elif not line:
             return None
         return move(line, open_end, k, guard, 0, d, None)
+
+    # the paper's GA genome (Coldridge & Amos): a clause opens with an entry point c (the order of
+    # `ents`: clockwise from the north face of the top-left square) and a push count, then at every
+    # stop a direction (never more than two are open: forward is blocked, backward raked) and a
+    # push count; its AreaFitness is unraked squares / unraked squares at the start
+    script(m, opening={"enter": ("e", "k")}, inner={"slide": ("d", "k")}, inner_options=2, steps=8)
+    progress(m, Count(sand[x] == 0 for x in b.cells))
 
     # goal --------------------------------------------------------------------------------
     if goal == "final":

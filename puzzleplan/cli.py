@@ -196,6 +196,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         extra = api.constraint_engine_defaults(args.engine, extra, seed=args.seed, count=args.count)
     elif args.count != 1:
         raise PuzzleError("--count works with constraint models only", code=EXIT_BAD_OPTION)
+    elif args.engine == "ga":
+        extra.setdefault("seed", args.seed)          # the script GA on transition models
     from .progress import for_cli
 
     listener = for_cli(args.engine, args.quiet, args.log_progress, args.progress_every)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..encodings.kernel import Kernel
-from . import bestfirst, bfs, cpsat, fd, idastar, sat
+from . import bestfirst, bfs, cpsat, fd, idastar, sat, scriptga
 from .result import Limits, Result
 
 
@@ -38,11 +38,11 @@ ENGINES: dict[str, Callable[..., Result]] = {
     "cpsat": cpsat.solve,
     "fd": fd.solve,           # Fast Downward on the PDDL export (optional extra puzzleplan[fd])
     "backtrack": _csp_only,   # constraint models only: solvers/csp.py
-    "ga": _csp_only,
+    "ga": scriptga.solve,     # transition models: move scripts; constraint models: solvers/csp.py
 }
 
 # engines for constraint models only (api.solve routes constraint tasks to solvers/csp.py)
-CSP_ONLY = frozenset({"backtrack", "ga"})
+CSP_ONLY = frozenset({"backtrack"})
 
 # engines that read only kernel.task: no compiled kernel is built for them
 TASK_ONLY = frozenset({"sat", "cpsat", "fd"})
@@ -57,7 +57,8 @@ DESCRIPTIONS = {
     "fd": "Fast Downward (external planner, extra puzzleplan[fd]) on the PDDL export: A* with LM-cut, "
           "or blind where the PDDL needs derived predicates",
     "backtrack": "constraint models: depth-first search with propagation by the model's constraint objects",
-    "ga": "constraint models: genetic algorithm over whole populations (-E preset=paper: the published one)",
+    "ga": "genetic algorithm over whole populations: assignments (constraint models) or move scripts "
+          "(transition models declaring script()); -O preset=paper: the published one",
 }
 
 __all__ = ["CSP_ONLY", "DESCRIPTIONS", "ENGINES", "TASK_ONLY", "Limits", "Result"]
