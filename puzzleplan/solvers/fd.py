@@ -44,7 +44,7 @@ from ..encodings.pddl import DEFAULT_MAX_SPLIT, export, read_plan
 from ..lang.errors import EXIT_BAD_OPTION, PuzzleError
 from .result import Clock, Limits, Result
 
-EXIT_FD_MISSING = 36   # documented in docs/cli.md: an optional engine's package is not installed
+EXIT_FD_MISSING = EXIT_BAD_OPTION  # like the plot and render extras: a missing optional package is exit 31
 
 SEARCHES = {"lmcut": "astar(lmcut())", "blind": "astar(blind())"}
 
