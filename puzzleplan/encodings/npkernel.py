@@ -25,13 +25,21 @@ def evaluate(e: Expr, S: np.ndarray, memo: dict[int, np.ndarray] | None = None) 
     """Value of ``e`` for every row of ``S``: int64 array, or bool array for boolean nodes."""
     if memo is None:
         memo = {}
-    from ..lang.expr import walk
-
+    if id(e) in memo:
+        return memo[id(e)]
     n = S.shape[0]
-    for node in walk([e]):
+    # post-order over the nodes not yet in the memo: sub-expressions shared with earlier guards
+    # are neither re-walked nor re-evaluated (a full walk per guard dominated on big models)
+    stack: list[tuple[Expr, bool]] = [(e, False)]
+    while stack:
+        node, ready = stack.pop()
         if id(node) in memo:
             continue
-        memo[id(node)] = _eval_node(node, [memo[id(a)] for a in node.args], S, n)
+        if ready:
+            memo[id(node)] = _eval_node(node, [memo[id(a)] for a in node.args], S, n)
+            continue
+        stack.append((node, True))
+        stack.extend((a, False) for a in node.args if id(a) not in memo)
     return memo[id(e)]
 
 

@@ -1,0 +1,601 @@
+"""Kwirk (Puzzle Boy, Game Boy 1989): walk every character to the exit, pushing blocks and turnstiles.
+
+Rules: instances/kwirk/RULES.md (checked there against the game's code and two solvers).
+File format: instances/kwirk/FORMAT.md.  Model notes and figures: docs/models/kwirk.md.
+
+Glossary
+    cell       index y * W + x of the full map (origin top-left).  Moving one cell in direction
+               d adds a constant, so a move's effect is "position + delta".
+    static     walls ``#``, turnstile pivots ``*`` and the exit ``E`` never change; everything
+               else is state.  Cell 0 is always a wall (the map has a wall border), so the value
+               0 means "gone" for characters (left by the exit) and blocks (dropped into holes).
+    pos[k]     the state: cell of character slot k (0 = gone).  Slots are the characters present
+               in the file, in the game's order 1..4.
+    active     the state (only with >= 2 characters): the slot in control.
+    me         derived: the cell of the character in control.
+    block[b]   the state: top-left cell of block b (0 = it filled its holes and is gone).  Blocks of
+               equal size are declared interchangeable.
+    rot[t]     the state (turnstiles whose shape is not symmetric under a quarter turn): how many
+               clockwise quarter turns turnstile t made, modulo its period (2 for a straight one,
+               4 for single/L/T; a plus needs no variable).
+    hole[j]    the state: 1 while hole cell j (from the map or ``holes_under``) is still open.
+               A block or an arm may stand over an open hole; the hole reappears when it leaves.
+    occupied   derived per cell: some block, arm or character is on it.
+
+Actions (labels are the game's buttons: U R D L, and S for SELECT)
+    walk       into an empty, hole-free cell;
+    exit       onto E: the character leaves; control passes to the next remaining slot;
+    push       a block one cell: the cell walked into must not be over an open hole, the block's
+               leading edge must be free of walls, pivots, the exit and objects (holes are fine);
+               if every cell under the block is then an open hole, the block fills them and is gone;
+    turn       a turnstile by a quarter: every arm's swept corner (except the pusher's own cell)
+               and destination must be free (own arms excepted); end-on pushes do not exist;
+               with an arm opposite the move, the character is carried two cells (not onto a hole);
+    switch     S: control to the next remaining slot (needs >= 2 characters left).
+
+Metrics (option ``metric``)
+    steps               the game's step counter: every walk, push, exit and turn costs 1; switches
+                        (manual or automatic) cost 0.
+    frames              the TAS frame costs (RULES.md): walk 9, push 10, filling push 10+18
+                        (bird's-eye view), turn 12, switch 30 (32 right after a switch), exit 9
+                        (+30 when characters remain: the automatic hand-over).
+    frames-diagonal     the same with 10+26 for a filling push (diagonal view).
+
+Heuristic: the sum, over the characters still in the room, of their walking distance to the exit
+on the static map (walls and pivots block; holes and objects are ignored; a step may also jump two
+cells across a pivot's neighbour, which is what a turnstile carry does).  Each step moves one
+character by at most that much, so it never overestimates the steps (x 9 for frames): admissible.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from puzzleplan.lang import (
+    Act,
+    And,
+    Count,
+    Element,
+    Expr,
+    If,
+    InstanceError,
+    Model,
+    Not,
+    Option,
+    Or,
+    Record,
+    Sum,
+    Table,
+    Tile,
+    ToInt,
+    When,
+)
+
+NAME = "kwirk"
+OPTIONS = [
+    Option("metric", "steps", "'steps' = the game's step counter (switches free); 'frames' = TAS frame "
+           "costs, bird's-eye view; 'frames-diagonal' = frame costs with the diagonal view's fill",
+           choices=("steps", "frames", "frames-diagonal")),
+]
+
+DIRS = ("U", "R", "D", "L")                 # clockwise: a quarter turn clockwise is index + 1
+VEC = ((0, -1), (1, 0), (0, 1), (-1, 0))
+ARROWS = "^>v<"                             # arm pointing U R D L away from its pivot
+BLOCK_LETTERS = "abcdefghijklmnpqrstuwxyzABCDFGHIJKLMNPQRSTUWXYZ"
+STATIC_FREE = set(".O1234") | set(ARROWS) | set(BLOCK_LETTERS)
+GONE = 0
+
+
+@dataclass
+class Level:
+    """One level as read from its file: the map and the objects on it."""
+
+    source: str
+    title: str
+    mode: str
+    W: int
+    H: int
+    rows: list[str]                        # the map as in the file
+    row_lines: list[int]                   # file line of each map row
+    chars: list[tuple[int, int]] = field(default_factory=list)     # (slot 1..4, cell), by slot
+    blocks: list[tuple[int, int, int]] = field(default_factory=list)  # (top-left cell, w, h)
+    turnstiles: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (pivot, arm dirs)
+    holes: list[int] = field(default_factory=list)
+    exit: int = -1
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def at(self, cell: int) -> str:
+        return self.rows[cell // self.W][cell % self.W]
+
+
+# ----------------------------------------------------------------------------- reading
+def parse(rec: Record) -> Level:
+    """Read a level file (FORMAT.md).
+
+    The generic record reader drops lines starting with ``#`` as comments and every map row
+    starts with a wall, so the file is re-read here as raw text (as the Sokoban model does).
+    """
+    try:
+        text = Path(rec.source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise rec.error(f"cannot read the level file: {e}") from None
+    return read_level(text, rec.source)
+
+
+def read_level(text: str, source: str) -> Level:
+    """Parse FORMAT.md text; every malformation is an InstanceError naming its line."""
+    lines = text.splitlines()
+    headers: dict[str, tuple[str, int]] = {}
+    map_at = None
+    for no, raw in enumerate(lines, start=1):
+        s = raw.strip()
+        if not s or s.startswith(";"):
+            continue
+        key, sep, value = s.partition(":")
+        if not sep or not key.strip().replace("_", "").isalnum():
+            raise InstanceError(f"expected 'key: value' or 'map:' before the map, got {s[:30]!r}", source, no)
+        key = key.strip().lower()
+        if key in headers:
+            raise InstanceError(f"header {key!r} given twice", source, no)
+        if key == "map":
+            map_at = no
+            break
+        headers[key] = (value.strip(), no)
+    if map_at is None:
+        raise InstanceError("no 'map:' line", source, len(lines) or 1)
+
+    def need(key: str) -> tuple[str, int]:
+        if key not in headers:
+            raise InstanceError(f"missing header {key!r}", source, map_at)
+        return headers[key]
+
+    size, size_line = need("size")
+    parts = size.split()
+    if len(parts) != 2 or not all(p.isdigit() for p in parts) or min(int(p) for p in parts) < 3:
+        raise InstanceError(f"size: needs 'width height' (integers >= 3), got {size!r}", source, size_line)
+    W, H = int(parts[0]), int(parts[1])
+    mode, mode_line = headers.get("mode", ("going-up", map_at))
+    if mode not in ("going-up", "heading-out"):
+        raise InstanceError(f"mode: must be going-up or heading-out, got {mode!r}", source, mode_line)
+    rows, row_lines = [], []
+    for k in range(H):
+        no = map_at + 1 + k
+        if no > len(lines):
+            raise InstanceError(f"the map has {k} rows, size says {H}", source, len(lines))
+        row = lines[no - 1].rstrip("\r")
+        if len(row) != W:
+            raise InstanceError(f"map row {k + 1} has {len(row)} characters, size says {W}", source, no)
+        rows.append(row)
+        row_lines.append(no)
+    for no in range(map_at + H + 1, len(lines) + 1):
+        if lines[no - 1].strip() and not lines[no - 1].strip().startswith(";"):
+            raise InstanceError(f"text after the {H} map rows (size says height {H})", source, no)
+    lv = Level(source, headers.get("title", (Path(source).stem, 0))[0], mode, W, H, rows, row_lines,
+               headers={k: v for k, (v, _) in headers.items()})
+    _read_objects(lv, headers)
+    return lv
+
+
+def _read_objects(lv: Level, headers: dict[str, tuple[str, int]]) -> None:
+    W, H = lv.W, lv.H
+
+    def err(msg: str, cell: int | None = None) -> InstanceError:
+        return InstanceError(msg, lv.source, lv.row_lines[0 if cell is None else cell // W])
+
+    legal = STATIC_FREE | set("#*E")
+    letters: dict[str, list[int]] = {}
+    slots: dict[int, int] = {}
+    exits = []
+    for y, row in enumerate(lv.rows):
+        for x, ch in enumerate(row):
+            c = y * W + x
+            if ch not in legal:
+                raise err(f"unknown map character {ch!r} at column {x + 1} (legend: FORMAT.md)", c)
+            if (x in (0, W - 1) or y in (0, H - 1)) and ch != "#":
+                raise err(f"the map border must be wall '#', found {ch!r} at column {x + 1}", c)
+            if ch in "1234":
+                if int(ch) in slots:
+                    raise err(f"character {ch} appears twice", c)
+                slots[int(ch)] = c
+            elif ch == "E":
+                exits.append(c)
+            elif ch == "O":
+                lv.holes.append(c)
+            elif ch in BLOCK_LETTERS:
+                letters.setdefault(ch, []).append(c)
+    if len(exits) != 1:
+        raise err(f"the map needs exactly one exit 'E', found {len(exits)}")
+    lv.exit = exits[0]
+    if not slots:
+        raise err("no character (1-4) on the map")
+    lv.chars = sorted(slots.items())
+    if "characters" in headers:
+        text, line = headers["characters"]
+        if not text.isdigit() or int(text) != len(slots):
+            raise InstanceError(f"characters: says {text!r} but the map has {len(slots)}", lv.source, line)
+    for ch, cells in sorted(letters.items(), key=lambda kv: kv[1][0]):
+        xs = [c % W for c in cells]
+        ys = [c // W for c in cells]
+        w, h = max(xs) - min(xs) + 1, max(ys) - min(ys) + 1
+        if w * h != len(cells):
+            raise err(f"block {ch!r} is not a filled rectangle", cells[0])
+        lv.blocks.append((min(ys) * W + min(xs), w, h))
+    arm_owner: dict[int, int] = {}
+    for y, row in enumerate(lv.rows):
+        for x, ch in enumerate(row):
+            if ch != "*":
+                continue
+            p = y * W + x
+            arms = []
+            for d, (dx, dy) in enumerate(VEC):
+                if lv.rows[y + dy][x + dx] == ARROWS[d]:
+                    arms.append(d)
+                    arm_owner[p + dy * W + dx] = p
+            if not arms:
+                raise err(f"turnstile pivot at column {x + 1} has no arm", p)
+            lv.turnstiles.append((p, tuple(arms)))
+    for y, row in enumerate(lv.rows):
+        for x, ch in enumerate(row):
+            if ch in ARROWS and y * W + x not in arm_owner:
+                raise err(f"turnstile arm {ch!r} at column {x + 1} has no pivot '*' on the side it "
+                          "points away from", y * W + x)
+    if "holes_under" in headers:
+        text, line = headers["holes_under"]
+        for item in text.split():
+            xy = item.split(",")
+            if len(xy) != 2 or not all(v.isdigit() for v in xy):
+                raise InstanceError(f"holes_under: {item!r} is not x,y", lv.source, line)
+            c = int(xy[1]) * W + int(xy[0])
+            if not (int(xy[0]) < W and int(xy[1]) < H) or c not in arm_owner:
+                raise InstanceError(f"holes_under: {item} is not a turnstile arm's cell", lv.source, line)
+            lv.holes.append(c)
+    lv.holes.sort()
+
+
+# ----------------------------------------------------------------------------- static facts
+class Board:
+    """Static geometry: which cells are open, block positions, exit distances."""
+
+    def __init__(self, lv: Level):
+        self.lv = lv
+        self.W, self.H = lv.W, lv.H
+        self.n = lv.W * lv.H
+        # cells an object may ever occupy: not wall, pivot or exit
+        self.open = [lv.at(c) in STATIC_FREE for c in range(self.n)]
+        # cells a character may ever stand on: also the exit
+        self.walkable = [self.open[c] or c == lv.exit for c in range(self.n)]
+        self.hole_index = {c: j for j, c in enumerate(lv.holes)}
+        self.pivots = {p for p, _ in lv.turnstiles}
+
+    def step(self, c: int, d: int) -> int | None:
+        x, y = c % self.W + VEC[d][0], c // self.W + VEC[d][1]
+        if 0 <= x < self.W and 0 <= y < self.H:
+            return y * self.W + x
+        return None
+
+    def delta(self, d: int) -> int:
+        return VEC[d][1] * self.W + VEC[d][0]
+
+    def rect(self, p: int, w: int, h: int) -> list[int]:
+        return [p + dy * self.W + dx for dy in range(h) for dx in range(w)]
+
+    def fits(self, p: int, w: int, h: int) -> bool:
+        x, y = p % self.W, p // self.W
+        if x + w > self.W or y + h > self.H:
+            return False
+        return all(self.open[c] for c in self.rect(p, w, h))
+
+    def exit_distance(self) -> list[int]:
+        """Fewest steps from each cell to the exit, ignoring every movable thing (a lower bound).
+
+        Besides one-cell moves, a step may jump two cells straight across a cell next to a pivot
+        (a turnstile carry), whether or not an arm is there now.
+        """
+        far = 4 * self.n
+        dist = [far] * self.n
+        ex = self.lv.exit
+        dist[ex] = 0
+        q = deque([ex])
+        while q:                          # backwards: y reached from x by a move in direction d
+            y = q.popleft()
+            for d in range(4):
+                x = self.step(y, (d + 2) % 4)         # one-cell move x -> y
+                cand = [x] if x is not None else []
+                if x is not None and self._next_to_pivot_across(x, d):
+                    x2 = self.step(x, (d + 2) % 4)
+                    if x2 is not None:
+                        cand.append(x2)               # carry x2 -> x -> y in one step
+                for s in cand:
+                    if self.walkable[s] and dist[s] == far:
+                        dist[s] = dist[y] + 1
+                        q.append(s)
+        return dist
+
+    def _next_to_pivot_across(self, c: int, d: int) -> bool:
+        """Is cell c an orthogonal neighbour of a pivot, on the axis across direction d?"""
+        for side in ((d + 1) % 4, (d + 3) % 4):
+            q = self.step(c, side)
+            if q is not None and q in self.pivots:
+                return True
+        return False
+
+
+# ----------------------------------------------------------------------------- the model
+def build(data: Level, metric: str = "steps") -> Model:
+    lv = data
+    b = Board(lv)
+    W = lv.W
+    steps = metric == "steps"
+    fill_extra = 26 if metric == "frames-diagonal" else 18
+    m = Model(f"kwirk-{metric}")
+    nc = len(lv.chars)
+    top = b.n - 1
+
+    # --- state
+    pos = [m.var(f"pos[{slot}]", 0, top, c) for slot, c in lv.chars]
+    active = m.var("active", 0, nc - 1, 0) if nc > 1 else None
+    block_size = [(w, h) for _, w, h in lv.blocks]
+    block_pos: list[list[int]] = []          # valid top-left cells per block
+    block = []
+    for k, (p0, w, h) in enumerate(lv.blocks):
+        valid = [p for p in range(b.n) if b.fits(p, w, h)]
+        block_pos.append(valid)
+        block.append(m.var(f"block[{k}]", 0, max(valid), p0))
+    periods, rot = [], []
+    for t, (p, arms) in enumerate(lv.turnstiles):
+        period = next(q for q in (1, 2, 4) if {(a + q) % 4 for a in arms} == set(arms))
+        periods.append(period)
+        rot.append(m.var(f"rot[{t}]", 0, period - 1, 0) if period > 1 else None)
+    hole = [m.var(f"hole[{j}]", 0, 1, 1) for j in range(len(lv.holes))]
+    lastsw = None if steps else m.var("lastsw", 0, 1, 0, aux=True)
+
+    # --- derived
+    def rot_value(t: int) -> Expr:
+        return rot[t] if rot[t] is not None else 0  # type: ignore[return-value]
+
+    def arms_at(t: int, r: int) -> list[int]:
+        return sorted((a + r) % 4 for a in lv.turnstiles[t][1])
+
+    arm_preds: dict[int, list[tuple[int, Expr]]] = {}   # cell -> [(turnstile, "an arm of t is here")]
+    for t, (p, _) in enumerate(lv.turnstiles):
+        for d in range(4):
+            c = b.step(p, d)
+            if c is None:
+                continue
+            rs = [r for r in range(periods[t]) if d in arms_at(t, r)]
+            if not rs:
+                continue
+            if len(rs) == periods[t]:
+                pred: Expr = And()
+            else:
+                pred = Or(*[rot_value(t) == r for r in rs])
+            arm_preds.setdefault(c, []).append((t, pred))
+
+    covers: dict[int, list[Expr]] = {}              # cell -> ["block k covers it"]
+    for k, (_, w, h) in enumerate(lv.blocks):
+        tab: dict[int, list[int]] = {}
+        for p in block_pos[k]:
+            for c in b.rect(p, w, h):
+                tab.setdefault(c, []).append(p)
+        for c, ps in tab.items():
+            size = max(ps) + 1
+            covers.setdefault(c, []).append(Table([1 if q in ps else 0 for q in range(size)], 0)[block[k]] == 1)
+
+    def blocked_by_block(c: int) -> Expr:
+        return Or(*covers.get(c, []))
+
+    def arm_here(c: int, but: int | None = None) -> Expr:
+        return Or(*[pr for t, pr in arm_preds.get(c, []) if t != but])
+
+    def char_here(c: int) -> Expr:
+        return Or(*[x == c for x in pos]) if c != GONE else Or()
+
+    def occupied(c: int, but_turnstile: int | None = None) -> Expr:
+        return Or(blocked_by_block(c), arm_here(c, but_turnstile), char_here(c))
+
+    def open_hole(c: int) -> Expr:
+        j = b.hole_index.get(c)
+        return hole[j] == 1 if j is not None else Or()
+
+    me = pos[0] if active is None else Element(pos, active)
+
+    def move_to(target: Expr) -> tuple[dict, list]:
+        """Effects putting the character in control on ``target``."""
+        if active is None:
+            return {pos[0]: target}, []
+        return {}, [When(active == k, {pos[k]: target}) for k in range(nc)]
+
+    def next_slot(k: int) -> Expr:
+        """The next slot after k (cyclic) that is still in the room, after k itself leaves."""
+        out: Expr | int = k
+        for j in reversed(range(1, nc)):
+            kk = (k + j) % nc
+            out = If(pos[kk] != GONE, kk, out)
+        return out  # type: ignore[return-value]
+
+    present = Count(x != GONE for x in pos)
+
+    def cost(steps_cost: int, frames_cost: Expr | int) -> Expr | int:
+        return steps_cost if steps else frames_cost
+
+    def not_switch() -> dict:
+        return {} if lastsw is None else {lastsw: 0}
+
+    # --- actions
+    @m.action("walk", c=range(b.n), d=range(4))
+    def walk(c: int, d: int) -> Act | None:
+        to = b.step(c, d)
+        if not b.open[c] or to is None or not b.open[to]:
+            return None
+        eff, when = move_to(to)
+        return Act(guard=And(me == c, Not(occupied(to)), Not(open_hole(to))),
+                   effects={**eff, **not_switch()}, when=when, cost=cost(1, 9), label=DIRS[d])
+
+    @m.action("exit", c=range(b.n), d=range(4))
+    def leave(c: int, d: int) -> Act | None:
+        to = b.step(c, d)
+        if not b.open[c] or to != lv.exit:
+            return None
+        if active is None:
+            return Act(guard=me == c, effects={pos[0]: GONE, **not_switch()}, cost=cost(1, 9), label=DIRS[d])
+        when = [When(active == k, {pos[k]: GONE, active: next_slot(k)}) for k in range(nc)]
+        return Act(guard=me == c, effects=not_switch(), when=when,
+                   cost=cost(1, 9 + 30 * ToInt(present >= 2)), label=DIRS[d])
+
+    @m.action("switch")
+    def switch() -> Act | None:
+        if active is None:
+            return None
+        when = [When(active == k, {active: next_slot(k)}) for k in range(nc)]
+        eff = {} if lastsw is None else {lastsw: 1}
+        return Act(guard=present >= 2, effects=eff, when=when,
+                   cost=cost(0, 30 + 2 * (lastsw if lastsw is not None else 0)), label="S")
+
+    for k in range(len(lv.blocks)):
+        w, h = block_size[k]
+        valid = set(block_pos[k])
+
+        @m.action(f"push{k}", p=block_pos[k], d=range(4))
+        def push(p: int, d: int, k: int = k, w: int = w, h: int = h, valid: set = valid) -> Act | None:
+            q = p + b.delta(d)
+            if q not in valid:
+                return None
+            here = set(b.rect(p, w, h))
+            new = b.rect(q, w, h)
+            lead = [c for c in new if c not in here]
+            face = [f for f in here if f - b.delta(d) not in here]
+            pushers = [(f - b.delta(d), f) for f in face if b.open[f - b.delta(d)]]
+            if not pushers:
+                return None
+            guard = And(block[k] == p,
+                        Or(*[And(me == i, Not(open_hole(f))) for i, f in pushers]),
+                        *[Not(occupied(c)) for c in lead])
+            eff, when = move_to(me + b.delta(d))
+            eff = {**eff, block[k]: q, **not_switch()}
+            fill = None
+            if all(c in b.hole_index for c in new):
+                fill = And(*[open_hole(c) for c in new])
+                when = [*when, When(fill, {block[k]: GONE, **{hole[b.hole_index[c]]: 0 for c in new}})]
+            frames = 10 if fill is None else 10 + fill_extra * ToInt(fill)
+            return Act(guard=guard, effects=eff, when=when, cost=cost(1, frames), label=DIRS[d])
+
+    for t, (pv, arms0) in enumerate(lv.turnstiles):
+        @m.action(f"turn{t}", r=range(periods[t]), a=range(4), d=range(4))
+        def turn(r: int, a: int, d: int, t: int = t, pv: int = pv) -> Act | None:
+            arms = arms_at(t, r)
+            if a not in arms or d % 2 == a % 2:
+                return None                           # no arm there, or an end-on push
+            c = b.step(pv, a)
+            pusher = b.step(c, (d + 2) % 4) if c is not None else None
+            if c is None or pusher is None or not b.open[pusher]:
+                return None
+            sense = 1 if d == (a + 1) % 4 else -1     # clockwise or counter-clockwise
+            conds = [me == pusher, Not(open_hole(c))]
+            for a2 in arms:
+                r2 = (a2 + sense) % 4
+                dest = b.step(pv, r2)
+                corner = b.step(dest, a2) if dest is not None else None
+                for cell in (corner, dest):
+                    if cell == pusher:
+                        continue                      # the pusher's own cell may be a swept corner
+                    if cell is None or not b.open[cell]:
+                        return None
+                    if cell == dest:
+                        conds.append(Not(Or(blocked_by_block(cell), arm_here(cell, t), char_here(cell))))
+                    else:
+                        conds.append(Not(occupied(cell)))
+            carry = (d + 2) % 4 in arms
+            target = c
+            if carry:
+                target = b.step(c, d)
+                if target is None or not b.open[target]:
+                    return None
+                conds.append(Not(open_hole(target)))
+            eff, when = move_to(target)
+            eff = {**eff, **not_switch()}
+            if rot[t] is not None:
+                eff[rot[t]] = (r + sense) % periods[t]
+            return Act(guard=And(rot_value(t) == r, *conds), effects=eff, when=when,
+                       cost=cost(1, 12), label=DIRS[d])
+
+    # --- goal, heuristic, symmetry
+    m.goal(And(*[x == GONE for x in pos]))
+    dist = b.exit_distance()
+    dist[GONE] = 0
+    per_step = 1 if steps else 9
+    m.heuristic(Sum(per_step * Table(dist, 0)[x] for x in pos), admissible=True)
+    by_size: dict[tuple[int, int], list[int]] = {}
+    for k, sz in enumerate(block_size):
+        by_size.setdefault(sz, []).append(k)
+    for ks in by_size.values():
+        m.interchangeable([(block[k],) for k in ks])
+
+    # --- display
+    letters = BLOCK_LETTERS
+    n_pos, n_act = len(pos), (1 if active is not None else 0)
+    n_blk = len(block)
+
+    @m.display
+    def show(values: list[int]) -> str:
+        grid = [[ch if ch in "#*E" else "." for ch in row] for row in lv.rows]
+        i = n_pos + n_act
+        bvals = values[i:i + n_blk]
+        i += n_blk
+        rvals = {}
+        for t in range(len(lv.turnstiles)):
+            if rot[t] is not None:
+                rvals[t] = values[i]
+                i += 1
+            else:
+                rvals[t] = 0
+        hvals = values[i:i + len(hole)]
+
+        def put(c: int, ch: str) -> None:
+            grid[c // W][c % W] = ch
+
+        for j, c in enumerate(lv.holes):
+            if hvals[j]:
+                put(c, "O")
+        for k, p in enumerate(bvals):
+            if p != GONE:
+                w, h = block_size[k]
+                for c in b.rect(p, w, h):
+                    put(c, letters[k % len(letters)])
+        for t, (pv, _) in enumerate(lv.turnstiles):
+            for a in arms_at(t, rvals[t]):
+                put(pv + b.delta(a), ARROWS[a])
+        for (slot, _), c in zip(lv.chars, values[:n_pos]):
+            if c != GONE:
+                put(c, str(slot))
+        return "\n".join("".join(row) for row in grid)
+
+    # pictures: static cells, holes, blocks, arms, characters
+    look = m.look(lv.H, W)
+    statics = [c for c in range(b.n) if lv.at(c) in "#*E"]
+    look.cells([{"#": 0, "*": 1, "E": 2}[lv.at(c)] for c in statics],
+               {0: Tile("#", fill="#555555", label=""), 1: Tile("*", fill="#8d6e63"),
+                2: Tile("E", fill="#7cb342")}, at=statics)
+    if hole:
+        look.cells(hole, {0: Tile(".", fill="#f7f3e8", label=""), 1: Tile("O", fill="#222222", ink="#ffffff")},
+                   at=lv.holes)
+    for k, x in enumerate(block):
+        w, h = block_size[k]
+        look.sprite(If(x == GONE, -1, x), Tile(letters[k % len(letters)], fill="#a1887f"), size=(h, w))
+    for t, (pv, _) in enumerate(lv.turnstiles):
+        cells, vals = [], []
+        for d in range(4):
+            c = b.step(pv, d)
+            if c is None or not any(d in arms_at(t, r) for r in range(periods[t])):
+                continue
+            cells.append(c)
+            vals.append(If(Or(*[rot_value(t) == r for r in range(periods[t]) if d in arms_at(t, r)]), d + 1, 0))
+        look.cells(vals, {0: Tile(".", fill=None, label=""),
+                          **{d + 1: Tile(ARROWS[d], fill="#ffb74d") for d in range(4)}}, at=cells)
+    for (slot, _), x in zip(lv.chars, pos):
+        look.sprite(If(x == GONE, -1, x), Tile(str(slot), fill="#1e88e5", shape="circle"))
+
+    m.info.update(title=lv.title, mode=lv.mode, width=W, height=lv.H, characters=nc,
+                  blocks=len(lv.blocks), turnstiles=len(lv.turnstiles), holes=len(lv.holes))
+    return m
