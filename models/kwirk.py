@@ -344,7 +344,7 @@ def build(data: Level, metric: str = "steps") -> Model:
         block_pos.append(valid)
         block.append(m.var(f"block[{k}]", 0, max(valid), p0))
     periods, rot = [], []
-    for t, (p, arms) in enumerate(lv.turnstiles):
+    for t, (_, arms) in enumerate(lv.turnstiles):
         period = next(q for q in (1, 2, 4) if {(a + q) % 4 for a in arms} == set(arms))
         periods.append(period)
         rot.append(m.var(f"rot[{t}]", 0, period - 1, 0) if period > 1 else None)
@@ -381,7 +381,8 @@ def build(data: Level, metric: str = "steps") -> Model:
                 tab.setdefault(c, []).append(p)
         for c, ps in tab.items():
             size = max(ps) + 1
-            covers.setdefault(c, []).append(Table([1 if q in ps else 0 for q in range(size)], 0)[block[k]] == 1)
+            tab_c = Table([1 if q in ps else 0 for q in range(size)], 0)
+            covers.setdefault(c, []).append(tab_c[block[k]] == 1)
 
     def blocked_by_block(c: int) -> Expr:
         return Or(*covers.get(c, []))
@@ -481,7 +482,7 @@ def build(data: Level, metric: str = "steps") -> Model:
             frames = 10 if fill is None else 10 + fill_extra * ToInt(fill)
             return Act(guard=guard, effects=eff, when=when, cost=cost(1, frames), label=DIRS[d])
 
-    for t, (pv, arms0) in enumerate(lv.turnstiles):
+    for t, (pv, _) in enumerate(lv.turnstiles):
         @m.action(f"turn{t}", r=range(periods[t]), a=range(4), d=range(4))
         def turn(r: int, a: int, d: int, t: int = t, pv: int = pv) -> Act | None:
             arms = arms_at(t, r)
@@ -578,8 +579,8 @@ def build(data: Level, metric: str = "steps") -> Model:
                {0: Tile("#", fill="#555555", label=""), 1: Tile("*", fill="#8d6e63"),
                 2: Tile("E", fill="#7cb342")}, at=statics)
     if hole:
-        look.cells(hole, {0: Tile(".", fill="#f7f3e8", label=""), 1: Tile("O", fill="#222222", ink="#ffffff")},
-                   at=lv.holes)
+        look.cells(hole, {0: Tile(".", fill="#f7f3e8", label=""),
+                          1: Tile("O", fill="#222222", ink="#ffffff")}, at=lv.holes)
     for k, x in enumerate(block):
         w, h = block_size[k]
         look.sprite(If(x == GONE, -1, x), Tile(letters[k % len(letters)], fill="#a1887f"), size=(h, w))
@@ -590,7 +591,8 @@ def build(data: Level, metric: str = "steps") -> Model:
             if c is None or not any(d in arms_at(t, r) for r in range(periods[t])):
                 continue
             cells.append(c)
-            vals.append(If(Or(*[rot_value(t) == r for r in range(periods[t]) if d in arms_at(t, r)]), d + 1, 0))
+            there = Or(*[rot_value(t) == r for r in range(periods[t]) if d in arms_at(t, r)])
+            vals.append(If(there, d + 1, 0))
         look.cells(vals, {0: Tile(".", fill=None, label=""),
                           **{d + 1: Tile(ARROWS[d], fill="#ffb74d") for d in range(4)}}, at=cells)
     for (slot, _), x in zip(lv.chars, pos):
