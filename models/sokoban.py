@@ -67,6 +67,7 @@ from puzzleplan.lang import (
 )
 
 NAME = "sokoban"
+COMMENT = ";"   # XSB comments; '#' is a wall (the record reader's default comment marker)
 OPTIONS = [
     Option("metric", "pushes", "what one unit of cost is: 'moves' = every player step, "
            "'pushes' = only steps that push a box", choices=("moves", "pushes")),
@@ -186,9 +187,8 @@ def _check_pieces(lv: Level) -> None:
 def parse(rec: Record) -> Levels:
     """Read the whole XSB file behind ``rec``.
 
-    The generic record reader treats lines starting with ``#`` as comments, and nearly every
-    XSB row starts with a wall, so the rows never reach ``rec``: the file is re-read here as
-    raw text (docs/models/sokoban.md).
+    Levels are split by their ``Title:`` lines and blank lines, which the generic record reader
+    does not know, so the whole file is re-read here as raw text (docs/models/sokoban.md).
     """
     try:
         text = Path(rec.source).read_text(encoding="utf-8")

@@ -120,6 +120,11 @@ def parse_options(mod: ModuleType, pairs: list[str]) -> dict[str, Any]:
     return values
 
 
+def comment_marker(mod: ModuleType) -> str:
+    """What starts a comment line in the model's instance files: ``COMMENT`` in the model, else ``#``."""
+    return str(getattr(mod, "COMMENT", "#"))
+
+
 def split_model_engine_options(model: str, pairs: list[str]) -> tuple[list[str], list[str]]:
     """``-O`` pairs the model does not declare go to the engine, so ``-O preset=paper`` works as the papers'
     readers expect; a key neither knows is then reported by :func:`engine_options` with both lists."""
@@ -181,7 +186,8 @@ def load_task(model: str | ModuleType, instance: str, options: list[str] | None 
     mod = load_model(model) if isinstance(model, str) else model
     opts = parse_options(mod, options or [])
     path, rid = split_instance(instance)
-    rec = _line_record(path, rid) if getattr(mod, "ONE_PER_LINE", False) else select_record(path, rid)
+    rec = (_line_record(path, rid) if getattr(mod, "ONE_PER_LINE", False)
+           else select_record(path, rid, comment_marker(mod)))
     data = _call_model(mod, f"parse {path}", mod.parse, rec)
     built = _call_model(mod, "build this instance", mod.build, data, **opts)
     if isinstance(built, CspModel):  # a constraint model (lang/csp.py)

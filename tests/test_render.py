@@ -48,6 +48,27 @@ def test_klotski_svg_draws_every_piece_once(capsys):
     assert sizes["A"] > 1.8 * sizes[soldier]
 
 
+def test_sokoban_svg_draws_walls_boxes_goals_and_the_player(capsys):
+    """Counts from the XSB text itself: '#' walls, '$'/'*' boxes, '.'/'+'/'*' goals, one player."""
+    board = ["#####", "#@$.#", "#*  #", "#####"]
+    text = "\n".join(board)
+    out = svg_of_text("sokoban", text, capsys)
+    drawn = glyphs(out, "cell")
+    assert drawn.count("#") == text.count("#")
+    assert drawn.count("$") == text.count("$")                       # boxes off goal
+    assert drawn.count("*") == text.count("*")                       # boxes on goal
+    assert drawn.count(".") == text.count(".") + text.count("+")     # empty goals
+    assert glyphs(out, "sprite") == ["@"]
+
+
+def svg_of_text(model: str, text: str, capsys) -> str:
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".xsb", delete=False, encoding="utf-8") as f:
+        f.write(text + "\n")
+    return svg_of(model, f.name, capsys)
+
+
 def test_sliding_svg_draws_every_tile_but_the_hole(tmp_path, capsys):
     p = tmp_path / "s.txt"
     p.write_text("3 1 2\n0 4 5\n6 7 8\n", encoding="utf-8")

@@ -174,7 +174,10 @@ def _run_set(d: dict[str, Any], path: Path, i: int) -> RunSet:
     options = d.get("options", [[]])
     if not isinstance(options, list) or not all(isinstance(o, list) for o in options):
         raise SuiteError(f"{where}: options must be a list of lists of 'key=value' strings", str(path))
-    instances = expand_instances(d["instances"], path.parent, d.get("expected"), str(path))
+    from .. import api
+
+    comment = api.comment_marker(api.load_model(str(d["model"])))
+    instances = expand_instances(d["instances"], path.parent, d.get("expected"), str(path), comment)
     if not instances:
         raise SuiteError(f"{where}: the instance patterns match no records", str(path))
     tl = d.get("time_limit")
@@ -210,7 +213,8 @@ def _display_path(p: Path) -> str:
         return str(p)
 
 
-def expand_instances(entries: Any, base: Path, expected_header: Any, suite_file: str) -> list[Instance]:
+def expand_instances(entries: Any, base: Path, expected_header: Any, suite_file: str,
+                     comment: str = "#") -> list[Instance]:
     """Turn the ``instances`` list into records, in order, without duplicates."""
     out: list[Instance] = []
     seen: set[tuple[str, str]] = set()
@@ -235,7 +239,7 @@ def expand_instances(entries: Any, base: Path, expected_header: Any, suite_file:
             raise SuiteError(f"no file matches {pattern!r}", suite_file)
         for f in files:
             fp = Path(f)
-            records = read_records(fp)
+            records = read_records(fp, comment)
             for rec in records:
                 split_headers(rec)
             wanted = records

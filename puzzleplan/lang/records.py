@@ -4,7 +4,8 @@ Many puzzle collections keep several levels in one file.  The convention
 here: blocks are separated by blank lines; when some block starts with an
 ``id:`` header, each such block begins a record (blocks without one belong
 to the record before); otherwise the whole file is one record.  Lines
-starting with ``#`` outside a record's grid are comments.
+starting with ``#`` are comments, unless the model declares another marker
+(``COMMENT = ";"`` in a model file, for formats where ``#`` is a wall).
 """
 
 from __future__ import annotations
@@ -113,9 +114,9 @@ def read_records(path: str | Path, comment: str = "#") -> list[Record]:
     return records
 
 
-def select_record(path: str, record_id: str | None) -> Record:
+def select_record(path: str, record_id: str | None, comment: str = "#") -> Record:
     """``FILE`` (must hold one record, or the first is taken) or ``FILE#ID``."""
-    records = read_records(path)
+    records = read_records(path, comment)
     if record_id is None:
         return records[0]
     for r in records:
