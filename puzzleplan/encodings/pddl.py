@@ -79,6 +79,7 @@ from ..lang.expr import (
     const,
     variables_of,
 )
+from .sat import evaluate
 
 DEFAULT_MAX_SPLIT = 256     # copies of one ground action
 DEFAULT_MAX_DNF = 4096      # value combinations enumerated for one derived predicate
@@ -98,6 +99,8 @@ class PddlTask:
     strips: bool                        # True: STRIPS + action costs only (no derived predicates)
     requirements: list[str]
     stats: dict[str, int] = field(default_factory=dict)
+    # membership proposition -> (variable, the values for which it holds)
+    membership: dict[str, tuple[int, frozenset[int]]] = field(default_factory=dict)
 
     def plan_from_names(self, names: Iterable[str]) -> list[int]:
         """Ground-action indices for a planner's plan (action names, any case, with or without parens)."""
@@ -261,10 +264,16 @@ class _Exporter:
         self.member_of: dict[int, list[frozenset[int]]] = {}
         self.derived: dict[int, tuple[str, Expr]] = {}               # id(expr) -> (name, expr)
         self.dropped_domain = 0
+        self.allowed_cache: dict[int, frozenset[int]] = {}   # id(one-variable condition) -> values
 
     # value sets ---------------------------------------------------------------------------------
     def allowed(self, c: Expr, v: int, within: Iterable[int]) -> frozenset[int]:
-        return frozenset(k for k in within if substitute(c, {v: k}).val)
+        """Values of ``v`` (among ``within``) for which the one-variable condition ``c`` holds."""
+        full = self.allowed_cache.get(id(c))
+        if full is None:
+            full = frozenset(k for k in self.dom[v] if evaluate(c, {v: k}, {}))  # type: ignore[arg-type]
+            self.allowed_cache[id(c)] = full
+        return full.intersection(within)
 
     def set_name(self, v: int, s: frozenset[int]) -> str:
         key = (v, s)
@@ -573,7 +582,8 @@ def export(task: Task, name: str = "puzzle", max_split: int = DEFAULT_MAX_SPLIT,
     stats = {"pddl_actions": len(copies), "ground_actions": len(task.actions),
              "membership_props": len(ex.member), "derived_predicates": len(ex.derived),
              "dropped_out_of_domain": ex.dropped_domain}
-    return PddlTask("\n".join(dom) + "\n", "\n".join(prob) + "\n", names, strips, reqs, stats)
+    membership = {mname: (v, s) for (v, s), mname in ex.member.items()}
+    return PddlTask("\n".join(dom) + "\n", "\n".join(prob) + "\n", names, strips, reqs, stats, membership)
 
 
 __all__ = ["DEFAULT_MAX_DNF", "DEFAULT_MAX_SPLIT", "PddlError", "PddlTask", "conjuncts", "export",
