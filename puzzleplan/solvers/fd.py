@@ -21,10 +21,17 @@ Options: ``search`` = ``auto`` (default: lmcut if STRIPS, else blind) | ``lmcut`
 | ``blind`` | any FD search string, e.g. ``astar(ipdb())`` (then the result
 is ``optimal`` only for ``astar(...)`` searches, trusting the user's choice of
 an admissible heuristic); ``max_split`` (copies per ground action in the
-export, see ``encodings/pddl.py``); ``keep`` (a directory to keep the PDDL,
-FD's log and plan in).  ``--time-limit`` covers export, translation and search
-(FD gets what is left, as its ``--overall-time-limit``, and is stopped by us
-shortly after); ``max_states`` is not passed on (FD has no such limit).
+export, see ``encodings/pddl.py``); ``invariant_s`` (CPU seconds for the
+translator's invariant synthesis, default 2: the invariants only merge
+propositions into multi-valued variables, and with hundreds of membership
+propositions and a written variable whose old value is unknown -- Hua Rong
+Dao's ``last`` -- the synthesis took 6 s of CPU on a 3x3 board while the
+value predicates' invariants, checked first, are found well within the cap);
+``keep`` (a directory to keep the PDDL, FD's log and plan in).
+``--time-limit`` covers export, translation and search (FD gets what is
+left, as its ``--overall-time-limit``, a CPU-time limit, and is stopped by us
+5 s after the wall-clock deadline); ``max_states`` is not passed on (FD has
+no such limit).
 """
 
 from __future__ import annotations
@@ -98,7 +105,7 @@ def parse_log(text: str) -> dict[str, Any]:
 
 
 def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DEFAULT_MAX_SPLIT,
-          keep: str = "") -> Result:
+          invariant_s: int = 2, keep: str = "") -> Result:
     task = kernel.task
     clock = Clock(limits)
     driver = driver_path()
@@ -131,7 +138,9 @@ def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DE
                 return Result("limit", "fd", stats=clock.stats(**stats),
                               message="time limit during the export")
             cmd += ["--overall-time-limit", f"{max(1, math.ceil(left))}s"]
-        cmd += [str(work / "domain.pddl"), str(work / "problem.pddl"), "--search", search_str]
+        cmd += [str(work / "domain.pddl"), str(work / "problem.pddl"),
+                "--translate-options", "--invariant-generation-max-time", str(max(1, int(invariant_s))),
+                "--search-options", "--search", search_str]
         try:
             proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True,
                                   timeout=None if left is None else left + 5,
@@ -161,6 +170,10 @@ def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DE
     if code in _FD_OUT_OF_RESOURCES:
         what = "time" if code in (21, 23, 24) else "memory"
         return Result("limit", "fd", stats=clock.stats(**stats), message=f"Fast Downward ran out of {what}")
+    if clock.deadline is not None and (clock.out_of_time() or "exit code: -24" in log):
+        # FD's driver enforces --overall-time-limit as a CPU-time rlimit: SIGXCPU (-24) ends it
+        return Result("limit", "fd", stats=clock.stats(**stats),
+                      message="time limit (Fast Downward stopped)")
     if code in _FD_INCOMPLETE:
         return Result("unknown", "fd", stats=clock.stats(**stats), message="Fast Downward: search incomplete")
     last = [ln for ln in log.strip().splitlines() if ln.strip()][-3:]

@@ -1,0 +1,109 @@
+"""Engine ``fd``: Fast Downward on the PDDL export agrees with our exact engines.
+
+Differential: FD's optimum (A* with LM-cut, or blind where the export needs
+derived predicates) equals bfs's on small tasks of every bundled transition
+model, and its plan, mapped back to ground actions, passes the reference
+checker.  The translator parsing our files is part of each run.  Skipped as
+a whole when the optional package (extra ``fd``) is not installed, except the
+test of the one-line error that then appears.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import run_cli, write_klotski
+
+from puzzleplan import api
+from puzzleplan.lang.errors import PuzzleError
+from puzzleplan.solvers import fd
+from puzzleplan.solvers.result import Limits
+
+ROOT = Path(__file__).resolve().parent.parent
+MICROBAN = str(ROOT / "instances/sokoban/microban.xsb")
+EIGHT = str(ROOT / "instances/sliding/eight-depths.txt")
+
+needs_fd = pytest.mark.skipif(not fd.available(), reason="Fast Downward not installed (pip install '.[fd]')")
+
+
+def _agree(loaded: api.Loaded, **fd_options) -> api.Result:
+    best = api.solve(loaded, "bfs", kernel="numpy")  # no kernel compilation: the test stays short
+    assert best.status == "optimal"
+    r = api.solve(loaded, "fd", Limits(time_s=120), **fd_options)
+    assert r.status == "optimal", r.message
+    assert r.cost == best.cost, (r.cost, best.cost)
+    assert r.stats["verified"], r.message
+    return r
+
+
+@needs_fd
+@pytest.mark.parametrize("record", ["walk-2034-060", "walk-2042-008"])
+def test_eight_puzzle(record: str):
+    r = _agree(api.load_task("sliding", f"{EIGHT}#{record}"))
+    assert r.stats["search"] == "astar(lmcut())" and r.stats["strips"]
+
+
+@needs_fd
+@pytest.mark.parametrize("opts", [["level=1"], ["level=2", "metric=moves"]])
+def test_sokoban(opts: list[str]):
+    """Boxes are labelled in PDDL (no symmetry) and the goal goes through the achiever phase."""
+    r = _agree(api.load_task("sokoban", MICROBAN, opts))
+    assert r.stats["pddl_actions"] == r.stats["ground_actions"]
+
+
+@needs_fd
+@pytest.mark.parametrize("metric", ["moves", "steps"])
+def test_small_klotski(tmp_path: Path, metric: str):
+    """A 3x3 board with a 1x2 piece: 0/1 costs (moves) and unit costs (steps)."""
+    path = write_klotski(tmp_path / "shapes.txt", ["A.B", "CCD", "E.D"], (3, 3), (0, 2))
+    _agree(api.load_task("klotski", str(path), [f"metric={metric}"]))
+
+
+@needs_fd
+def test_zen_garden_strips_and_derived():
+    loaded = api.load_task("zpg", str(ROOT / "instances/zpg/waikato-3x3-a.txt"))
+    r = _agree(loaded)
+    assert r.stats["strips"]
+    # a split budget too small for the dead-end test: derived predicates, so FD searches blind
+    r = _agree(loaded, max_split=4)
+    assert not r.stats["strips"] and r.stats["search"] == "astar(blind())"
+    with pytest.raises(PuzzleError, match="LM-cut does not support"):
+        api.solve(loaded, "fd", max_split=4, search="lmcut")
+
+
+@needs_fd
+def test_unsolvable(tmp_path: Path):
+    path = write_klotski(tmp_path / "stuck.txt", ["BAA", "BAA", "C.."], (3, 3), (1, 0))
+    loaded = api.load_task("klotski", str(path), ["metric=steps"])
+    assert api.solve(loaded, "bfs", kernel="numpy").status == "unsolvable"
+    r = api.solve(loaded, "fd", Limits(time_s=120))
+    assert r.status == "unsolvable" and r.plan is None
+
+
+@needs_fd
+def test_time_limit_is_status_limit():
+    loaded = api.load_task("klotski", f"{ROOT / 'instances/klotski/fayaa.txt'}#fayaa-001")
+    r = api.solve(loaded, "fd", Limits(time_s=1))
+    assert r.status == "limit" and r.plan is None
+
+
+@needs_fd
+def test_cli_solve_and_verify(capsys):
+    argv = ["solve", "sliding", f"{EIGHT}#walk-2034-060", "-e", "fd", "-O", "search=blind", "--json"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert '"engine": "fd"' in out and '"astar(blind())"' in out
+    code, out, err = run_cli(["verify", "sokoban", MICROBAN, "-O", "level=1", "--engines", "bfs,astar,fd"],
+                             capsys)
+    assert code == 0, err
+    assert "agree: optimum" in out and "Fast Downward" in out
+
+
+def test_missing_package_is_one_line_naming_the_extra(monkeypatch, capsys):
+    real = fd.importlib.util.find_spec
+    monkeypatch.setattr(fd.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "up_fast_downward" else real(name, *a))
+    code, _, err = run_cli(["solve", "sliding", f"{EIGHT}#walk-2034-060", "-e", "fd"], capsys)
+    assert code == 31
+    assert "puzzleplan[fd]" in err and len(err.strip().splitlines()) == 1
