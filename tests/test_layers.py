@@ -147,7 +147,7 @@ def test_model_files_import_only_the_language(path: Path):
 
 # ----------------------------------------------------------------------------- no puzzle names
 PUZZLE_NAMES = [r"klotski", r"hua\s*_?rong", r"sliding", r"sokoban", r"kwirk", r"(?<![a-z])zen(?![a-z])",
-                r"skyscraper", r"sudoku"]
+                r"skyscraper", r"sudoku", r"lights\s*_?out"]
 
 
 class _DropProse(ast.NodeTransformer):
