@@ -325,7 +325,11 @@ class _Exporter:
                 multi.append(c)
         return sets, multi
 
-    def copies(self, k: int) -> list[_Copy]:
+    def copies(self, k: int, split_guard: bool = True) -> list[_Copy]:
+        """The STRIPS copies of ground action ``k``.  When the guard's multi-variable conjuncts
+        cannot all be split within ``max_split``, the action is split over its effects' reads only
+        and those conjuncts all become derived propositions (a partial split would multiply the
+        copies and still need the derived ones)."""
         a = self.task.actions[k]
         reads: set[int] = set()
         for e in a.effects:
@@ -373,9 +377,16 @@ class _Exporter:
                     best = (size, vs, cs)
             assert best is not None
             size, vs, cs = best
-            if len(done) + len(todo) + size > self.max_split:
+            if not split_guard:
                 done.append((fixed, sets, multi))
                 continue
+            union: set[int] = set().union(*(variables_of(c) for c in multi))
+            bound = 1
+            for v in union:
+                bound *= len(sets.get(v, self.dom[v]))
+            if len(done) + len(todo) + bound > self.max_split:
+                # splitting this copy over all its conjuncts' variables could exceed the budget
+                return self.copies(k, split_guard=False)
             for combo in itertools.product(*cs):
                 more = dict(zip(vs, combo))
                 r2 = substitute(r, more)
@@ -468,13 +479,13 @@ class _Exporter:
             raise PddlError(f"a goal condition over {len(vs)} variables has {n} value combinations, "
                             f"more than max_dnf={self.max_dnf}")
         return [(dict(zip(vs, combo)), {}) for combo in itertools.product(*[self.dom[v] for v in vs])
-                if substitute(c, dict(zip(vs, combo))).val]
+                if evaluate(c, dict(zip(vs, combo)), {})]  # type: ignore[arg-type]
 
     def formula_dnf(self, c: Expr) -> str | None:
         vs = sorted(variables_of(c))
         terms = []
         for combo in itertools.product(*[self.dom[v] for v in vs]):
-            if substitute(c, dict(zip(vs, combo))).val:
+            if evaluate(c, dict(zip(vs, combo)), {}):  # type: ignore[arg-type]
                 terms.append("(and " + " ".join(self.atom(v, k) for v, k in zip(vs, combo)) + ")")
         if not terms:
             return None
