@@ -98,7 +98,11 @@ def _notes(action: argparse.Action) -> str:
         extra.append("repeatable")
     if action.choices is not None and action.metavar is not None:
         extra.append("one of " + ", ".join(f"`{c}`" for c in action.choices))
-    return f" ({'; '.join(extra)})" if extra else ""
+    return f"({'; '.join(extra)})" if extra else ""
+
+
+def _meaning(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+    return " ".join(x for x in (_cell(_expand(parser, action)), _notes(action)) if x)
 
 
 def _anchor(path: list[str]) -> str:
@@ -125,13 +129,11 @@ def _section(parser: argparse.ArgumentParser, path: list[str], summary: str) -> 
     out += ["```text", synopsis, "```", ""]
     if positionals:
         out += ["| argument | meaning |", "|---|---|"]
-        out += [f"| `{_positional_synopsis(a)}` | {_cell(_expand(parser, a))}{_notes(a)} |"
-                for a in positionals]
+        out += [f"| `{_positional_synopsis(a)}` | {_meaning(parser, a)} |" for a in positionals]
         out.append("")
     if options:
         out += ["| option | default | meaning |", "|---|---|---|"]
-        out += [f"| {_option_name(a)} | {_default(a)} | {_cell(_expand(parser, a))}{_notes(a)} |"
-                for a in options]
+        out += [f"| {_option_name(a)} | {_default(a)} | {_meaning(parser, a)} |" for a in options]
         out.append("")
     for sub in subs:
         helps = {c.dest: c.help or "" for c in sub._choices_actions}
