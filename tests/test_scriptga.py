@@ -140,6 +140,15 @@ def test_paper_preset_finds_the_proven_optimum(board, optimum):
     assert costs == sorted(costs, reverse=True) and costs[-1] == optimum
 
 
+def test_improved_preset_finds_the_optimum_and_is_reproducible():
+    L = api.load_task("zpg", str(ZPG / "suite-leaves-04.txt"))
+    a = api.solve(L, "ga", Limits(), "numpy", preset="improved", seed=1, population=200, generations=15)
+    b = api.solve(L, "ga", Limits(), "numpy", preset="improved", seed=1, population=200, generations=15)
+    assert a.status == "solved" and a.stats["verified"] and a.cost == 5
+    assert (a.plan, a.stats["best_fitness_by_generation"]) == (b.plan, b.stats["best_fitness_by_generation"])
+    assert a.stats["best_fitness_by_generation"][-1] == 1000 - 10 * 5
+
+
 def test_seed_reproducible_and_target_stops_early():
     L = api.load_task("zpg", str(ZPG / "suite-mix-05.txt"))
     a = api.solve(L, "ga", Limits(), "numpy", seed=5, population=100, generations=6)
