@@ -61,6 +61,17 @@ def test_sokoban_svg_draws_walls_boxes_goals_and_the_player(capsys):
     assert glyphs(out, "sprite") == ["@"]
 
 
+def test_lightsout_svg_draws_one_cell_per_light_with_its_state(capsys):
+    """On/off counts come from the board text ('*' on, '.' off), not from the look."""
+    path = INST / "lightsout" / "boards.txt"
+    rec = next(b for b in path.read_text(encoding="utf-8").split("\n\n") if "id: cross-3x3" in b)
+    rows = [ln for ln in rec.splitlines() if ln and ln[0] in "*."]
+    out = svg_of("lightsout", f"{path}#cross-3x3", capsys)
+    drawn = glyphs(out, "cell")
+    assert drawn.count("*") == sum(r.count("*") for r in rows)
+    assert drawn.count(".") == sum(r.count(".") for r in rows)
+
+
 def svg_of_text(model: str, text: str, capsys) -> str:
     import tempfile
 
