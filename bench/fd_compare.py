@@ -2,7 +2,8 @@
 
 Usage:
     python bench/fd_compare.py verify --suite microban|klotski|eight [--engines bfs,astar,sat,cpsat,fd]
-                                      [--time-limit S] [--out results/fd-verify-SUITE.json]
+                                      [--time-limit S] [--part K/N] [-O KEY=VALUE]
+                                      [--out results/fd-verify-SUITE.json]
     python bench/fd_compare.py speed [--suite all|microban|klotski|eight|zpg] [--time-limit S]
                                      [--out results/fd-speed.json]
 
@@ -89,8 +90,11 @@ def run_verify(a: argparse.Namespace) -> int:
     doc: dict[str, Any] = {"suite": a.suite, "engines": engines, "time_limit_s": a.time_limit,
                            "started": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": []}
     bad = 0
-    for label, model, inst, opts in suite(a.suite):
-        loaded = api.load_task(model, inst, opts)
+    tasks = suite(a.suite)
+    k, n = (int(x) for x in a.part.split("/"))
+    tasks = tasks[k - 1::n]
+    for label, model, inst, opts in tasks:
+        loaded = api.load_task(model, inst, opts + a.option)
         v = crosscheck.run(loaded, engines, Limits(a.time_limit), a.kernel)
         rec = v.to_json(loaded)
         rec["label"] = label
@@ -165,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--engines", default="bfs,astar,sat,cpsat,fd")
     v.add_argument("--time-limit", type=float, default=300.0, help="per engine and task (s)")
     v.add_argument("--kernel", default="numba")
+    v.add_argument("-O", dest="option", action="append", default=[], help="model option for every task")
+    v.add_argument("--part", default="1/1", help="K/N: every N-th task from the K-th (parallel runs)")
     v.add_argument("--out", default=None)
     s = sub.add_parser("speed")
     s.add_argument("--suite", choices=("all", "microban", "klotski", "eight", "zpg"), default="all")
