@@ -40,6 +40,8 @@ Metrics (option ``metric``)
                         (bird's-eye view), turn 12, switch 30 (32 right after a switch), exit 9
                         (+30 when characters remain: the automatic hand-over).
     frames-diagonal     the same with 10+26 for a filling push (diagonal view).
+    steps-switches      fewest steps, then fewest switches: a step costs 1000, a switch 1 (exact as
+                        long as the fewest-switch step-optimal plan uses < 1000 switches).
 
 Heuristic: the sum, over the characters still in the room, of their walking distance to the exit
 on the static map (walls and pivots block; holes and objects are ignored; a step may also jump two
@@ -76,8 +78,9 @@ from puzzleplan.lang import (
 NAME = "kwirk"
 OPTIONS = [
     Option("metric", "steps", "'steps' = the game's step counter (switches free); 'frames' = TAS frame "
-           "costs, bird's-eye view; 'frames-diagonal' = frame costs with the diagonal view's fill",
-           choices=("steps", "frames", "frames-diagonal")),
+           "costs, bird's-eye view; 'frames-diagonal' = frame costs with the diagonal view's fill; "
+           "'steps-switches' = fewest steps, then fewest switches (a step costs 1000, a switch 1)",
+           choices=("steps", "steps-switches", "frames", "frames-diagonal")),
 ]
 
 DIRS = ("U", "R", "D", "L")                 # clockwise: a quarter turn clockwise is index + 1
@@ -86,6 +89,7 @@ ARROWS = "^>v<"                             # arm pointing U R D L away from its
 BLOCK_LETTERS = "abcdefghijklmnpqrstuwxyzABCDFGHIJKLMNPQRSTUWXYZ"
 STATIC_FREE = set(".O1234") | set(ARROWS) | set(BLOCK_LETTERS)
 GONE = 0
+LEX = 1000     # metric steps-switches: one step outweighs any number of switches a step-optimal plan needs
 
 
 @dataclass
@@ -327,7 +331,8 @@ def build(data: Level, metric: str = "steps") -> Model:
     lv = data
     b = Board(lv)
     W = lv.W
-    steps = metric == "steps"
+    steps = metric in ("steps", "steps-switches")
+    lex = LEX if metric == "steps-switches" else 1     # fewest steps first, then fewest switches
     fill_extra = 26 if metric == "frames-diagonal" else 18
     m = Model(f"kwirk-{metric}")
     nc = len(lv.chars)
@@ -419,7 +424,9 @@ def build(data: Level, metric: str = "steps") -> Model:
     present = Count(x != GONE for x in pos)
 
     def cost(steps_cost: int, frames_cost: Expr | int) -> Expr | int:
-        return steps_cost if steps else frames_cost
+        if steps:
+            return steps_cost * lex if steps_cost else (1 if lex > 1 else 0)
+        return frames_cost
 
     def not_switch() -> dict:
         return {} if lastsw is None else {lastsw: 0}
@@ -525,7 +532,7 @@ def build(data: Level, metric: str = "steps") -> Model:
     m.goal(And(*[x == GONE for x in pos]))
     dist = b.exit_distance()
     dist[GONE] = 0
-    per_step = 1 if steps else 9
+    per_step = lex if steps else 9
     m.heuristic(Sum(per_step * Table(dist, 0)[x] for x in pos), admissible=True)
     by_size: dict[tuple[int, int], list[int]] = {}
     for k, sz in enumerate(block_size):
