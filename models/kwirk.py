@@ -407,11 +407,24 @@ def build(data: Level, metric: str = "steps") -> Model:
 
     me = pos[0] if active is None else Element(pos, active)
 
-    def move_to(target: Expr) -> tuple[dict, list]:
-        """Effects putting the character in control on ``target``."""
+    def move_to(target: int) -> tuple[dict, list]:
+        """Effects putting the character in control on cell ``target``."""
         if active is None:
             return {pos[0]: target}, []
         return {}, [When(active == k, {pos[k]: target}) for k in range(nc)]
+
+    def move_from_to(pairs: list[tuple[int, int]]) -> tuple[dict, list]:
+        """Effects moving the character in control from cell a to cell b, for each (a, b).
+
+        Constant targets (one conditional effect per starting cell, or a plain effect when there
+        is one) rather than "position + offset": the SAT encoder then writes one clause per
+        effect instead of one per value the position can take.
+        """
+        if len(pairs) == 1:
+            return move_to(pairs[0][1])
+        if active is None:
+            return {}, [When(pos[0] == a, {pos[0]: b_}) for a, b_ in pairs]
+        return {}, [When(And(active == k, pos[k] == a), {pos[k]: b_}) for k in range(nc) for a, b_ in pairs]
 
     def next_slot(k: int) -> Expr:
         """The next slot after k (cyclic) that is still in the room, after k itself leaves."""
@@ -480,7 +493,7 @@ def build(data: Level, metric: str = "steps") -> Model:
             guard = And(block[k] == p,
                         Or(*[And(me == i, Not(open_hole(f))) for i, f in pushers]),
                         *[Not(occupied(c)) for c in lead])
-            eff, when = move_to(me + b.delta(d))
+            eff, when = move_from_to([(i, f) for i, f in pushers])
             eff = {**eff, block[k]: q, **not_switch()}
             fill = None
             if all(c in b.hole_index for c in new):
