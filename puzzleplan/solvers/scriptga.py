@@ -49,7 +49,7 @@ decoded individuals.
   each generation makes ``population`` children, so it costs ``population``
   evaluations.
 
-``preset=improved`` -- the same budget (20 clauses, 1,000 x 100 evaluations) with
+``preset=improved`` (the default) -- the same budget (20 clauses, 1,000 x 100 evaluations) with
 changes aimed at the paper's weak points:
 
 * fitness lexicographic: every plan beats every partial script, cheaper plans
@@ -235,7 +235,7 @@ class ScriptDecoder:
         return np.where(area > 0, fit + (1.0 - area) * 200.0, np.where(solved, fit + 300.0, 0.0))
 
 
-def solve(kernel: Kernel, limits: Limits, preset: str = "paper", seed: int = 0, population: int = 0,
+def solve(kernel: Kernel, limits: Limits, preset: str = "improved", seed: int = 0, population: int = 0,
           generations: int = 0, clauses: int = 0, mutation: float = -1.0, keep: float = -1.0,
           target: int = -1) -> Result:
     """Run one script GA (module docstring); zero/negative option values mean "the preset's value"."""
