@@ -46,7 +46,8 @@ Metrics (option ``metric``)
 Heuristic: the sum, over the characters still in the room, of their walking distance to the exit
 on the static map (walls and pivots block; holes and objects are ignored; a step may also jump two
 cells across a pivot's neighbour, which is what a turnstile carry does).  Each step moves one
-character by at most that much, so it never overestimates the steps (x 9 for frames): admissible.
+character by at most that much, so it never overestimates the steps (x 9 for frames, x 1000 for
+steps-switches): admissible.
 """
 
 from __future__ import annotations
