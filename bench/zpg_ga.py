@@ -60,19 +60,20 @@ def default_boards() -> list[Path]:
     return [p for o, _, p in sorted((o, s, p) for o, s, p in out if o is not None)]
 
 
-def ga_runs(path: Path, opt: int, runs: int, time_limit: float, kernel: str) -> dict[str, Any]:
+def ga_runs(path: Path, opt: int, runs: int, time_limit: float, kernel: str,
+            preset: str = "paper") -> dict[str, Any]:
     loaded = api.load_task("zpg", str(path), GA_OPTIONS)
     t0 = time.time()
     k = loaded.kernel(kernel)
     compile_s = time.time() - t0
     out = []
     for seed in range(runs):
-        r = api.solve(loaded, "ga", Limits(time_limit), kernel, preset="paper", seed=seed, target=opt)
+        r = api.solve(loaded, "ga", Limits(time_limit), kernel, preset=preset, seed=seed, target=opt)
         st = r.stats
         out.append({"seed": seed, "status": r.status, "cost": r.cost, "verified": st.get("verified"),
                     "evaluations": st["evaluations"], "evaluations_to_best": st["evaluations_to_best"],
                     "time_s": st["time_s"], "best_cost_by_generation": st["best_cost_by_generation"]})
-    return {"kernel": k.backend, "kernel_s": round(compile_s, 1), "runs": out}
+    return {"kernel": k.backend, "kernel_s": round(compile_s, 1), "preset": preset, "runs": out}
 
 
 def astar_run(path: Path, options: list[str], time_limit: float) -> dict[str, Any]:
@@ -95,7 +96,7 @@ def sweep(a: argparse.Namespace) -> None:
         if opt is None:
             continue
         row: dict[str, Any] = {"board": p.stem, "optimum": opt, "runs_requested": a.runs}
-        row["ga"] = ga_runs(p, opt, a.runs, a.ga_time, a.kernel)
+        row["ga"] = ga_runs(p, opt, a.runs, a.ga_time, a.kernel, a.preset)
         if not a.no_astar:
             row["astar"] = astar_run(p, [], a.astar_time)
             row["astar_area"] = astar_run(p, ["heuristic=area", "prune=none"], a.astar_time)
@@ -189,6 +190,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--boards", default="", help="comma-separated board names (default: all with an optimum)")
     ap.add_argument("--kernel", default="numba", choices=("numba", "numpy"))
+    ap.add_argument("--preset", default="paper", choices=("paper", "improved"))
     ap.add_argument("--ga-time", type=float, default=600.0, help="time limit per GA run (s)")
     ap.add_argument("--astar-time", type=float, default=300.0, help="time limit per A* run (s)")
     ap.add_argument("--no-astar", action="store_true")
