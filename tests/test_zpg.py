@@ -448,3 +448,23 @@ def test_generate_keeps_a_board_whose_proven_optimum_is_in_range(tmp_path, capsy
     assert reference_optimum(L.task) == claimed                 # re-proved independently
     code, _, err = run_cli(["generate", "zpg", "--size", "2x2", "--min-moves", "9", "--tries", "2"], capsys)
     assert code == 12 and len(err.strip().splitlines()) == 1
+
+
+def test_script_genes_follow_the_papers_perimeter_numbering(tmp_path):
+    """The GA's entry gene c counts clockwise from the north face of the top-left square (Coldridge &
+    Amos): on an open 2 x 3 garden every entry applies, so gene c opens clause 1 at the c-th point."""
+    import numpy as np
+
+    from puzzleplan.lang.scripting import spec_of
+    from puzzleplan.solvers.scriptga import ScriptDecoder
+
+    L = loaded(tmp_path, ["...", "..."], "prune=none")
+    spec = spec_of(L.task.info)
+    assert spec.opening_options == 2 * 2 + 2 * 3 and spec.inner_options == 2
+    dec = ScriptDecoder(L.kernel("numpy"), spec, clauses=3)
+    genomes = np.zeros((10, dec.L), dtype=np.int64)
+    genomes[:, 0] = np.arange(10)
+    out = dec.decode(genomes)
+    first = [L.task.actions[int(a)].label for a in out["taken"][0]]
+    assert first == ["top0D", "top1D", "top2D", "right0L", "right1L", "bottom2U", "bottom1U", "bottom0U",
+                     "left1R", "left0R"]
