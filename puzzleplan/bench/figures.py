@@ -91,6 +91,11 @@ def plot_ga_excess(records: Sequence[dict[str, Any]], path: str) -> int:
     ax.bar([x - 0.2 for x in xs], [r[3] for r in rows], width=0.4, label="GA best")
     ax.bar([x + 0.2 for x in xs], [r[4] for r in rows], width=0.4, label="GA mean")
     ax.set_xticks(list(xs), [r[0] for r in rows], rotation=60, ha="right", fontsize=7)
+    top = max([r[4] for r in rows if r[4] == r[4]] + [r[3] for r in rows if r[3] == r[3]] + [0.0])
+    ax.set_ylim(0, max(10.0, 1.2 * top))
+    for x, r in zip(xs, rows):   # how many runs reached the optimum, above each pair of bars
+        ax.annotate(f"{r[5]:.0f}% opt", (x, max(r[4] if r[4] == r[4] else 0.0, 0.0)), ha="center",
+                    va="bottom", fontsize=7, xytext=(0, 3), textcoords="offset points")
     ax.set_ylabel("excess over the optimum (%)")
     ax.set_title("GA cost against the proven optimum")
     ax.grid(True, axis="y", alpha=0.3)
