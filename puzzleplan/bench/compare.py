@@ -23,7 +23,9 @@ from typing import Any
 from ..lang.errors import EXIT_BAD_INPUT, PuzzleError
 
 FLOOR = 1e-3  # seconds
-ID_FIELDS = ("suite", "instance", "option_args", "section", "metric", "phase", "engine", "solver", "kernel")
+# "set" and "seed": runs of one instance in two sets (GA presets), or under two seeds, are different runs
+ID_FIELDS = ("suite", "set", "instance", "option_args", "section", "metric", "phase", "engine", "solver",
+             "kernel", "seed")
 UNFINISHED = ("limit", "error", "unknown")
 
 
@@ -56,6 +58,8 @@ def _label(key: tuple) -> str:
     if d.get("option_args"):
         parts.append(" ".join(d["option_args"]))
     parts.append(str(d.get("engine") or d.get("solver") or "?"))
+    if d.get("seed") is not None:
+        parts.append(f"seed {d['seed']}")
     return " ".join(parts)
 
 
