@@ -118,7 +118,9 @@ def main(files: Sequence[str], output: str | None) -> int:
         raise PuzzleError("bench plot needs -o FIG.png (.svg, .pdf) or -o DIR for every figure",
                           code=EXIT_BAD_OPTION)
     records = load_records(files[0])
-    if not output.lower().endswith(FORMATS):
+    from pathlib import Path
+
+    if not Path(output).suffix or output.endswith(("/", "\\")):   # a directory: every figure
         from .figures import write_all
 
         for path, n in write_all(records, output).items():
