@@ -112,6 +112,10 @@ def test_bench_cli_writes_json_and_plots(mini, tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert doc["summary"]["matched"] == 2 and "versions" in doc["environment"]
     assert (tmp_path / "p" / "cost-time.png").is_file()
+    code, stdout, err = run_cli(["bench", "plot", str(out), "-o", str(tmp_path / "p2")], capsys)
+    assert code == 0, err
+    names = [sorted(x.name for x in (tmp_path / d).iterdir()) for d in ("p", "p2")]
+    assert names[0] == names[1] and names[0]
 
 
 @pytest.mark.parametrize("name", available())
