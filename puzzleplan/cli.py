@@ -267,9 +267,12 @@ def _print_result(loaded: Any, result: Any) -> None:
         print(f"{head}: {result.status}, cost {result.cost}{extra}")
     else:
         print(f"{head}: {result.status}")
+    if "evaluations" in st and not st.get("expanded"):   # a GA: work is counted in evaluated genomes
+        work = f"{st['evaluations']:,} evaluations, {st.get('generations', 0):,} generations, "
+    else:
+        work = f"{st.get('expanded', 0):,} expanded, {st.get('generated', 0):,} generated, "
     line = (f"  engine {result.engine} ({st.get('kernel')}): {st.get('time_s', 0):.3f} s search, "
-            f"{st.get('expanded', 0):,} expanded, {st.get('generated', 0):,} generated, "
-            f"peak {st.get('peak_mb', 0):.1f} MB")
+            f"{work}peak {st.get('peak_mb', 0):.1f} MB")
     print(line)
     if st.get("kernel_note"):
         print(f"  note: {st['kernel_note']}")

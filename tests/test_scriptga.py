@@ -175,6 +175,8 @@ def test_cli_preset_paper_and_seed(capsys):
     d = json.loads(out)
     assert code == 0 and d["status"] == "solved" and d["cost"] == 3 and d["stats"]["seed"] == 2
     assert d["stats"]["preset"] == "paper" and not d["optimal"]
+    code, out, _ = run_cli(args[:-1], capsys)     # the text form counts the GA's work as evaluations
+    assert code == 0 and f"{d['stats']['evaluations']:,} evaluations, 5 generations" in out
     code, _, err = run_cli(["solve", "zpg", board, "-e", "ga", "-O", "preset=best"], capsys)
     assert code == 31 and "preset" in err and len(err.strip().splitlines()) == 1
 
