@@ -21,7 +21,8 @@ from typing import Any, TextIO
 
 # order and short names of the live line's fields
 _FIELDS = (("depth", "depth"), ("f_bound", "f"), ("horizon", "horizon"), ("generation", "gen"),
-           ("best_fitness", "best"), ("frontier", "frontier"), ("states", "states"),
+           ("best_fitness", "best"), ("best_cost", "best cost"), ("evaluations", "evals"),
+           ("frontier", "frontier"), ("states", "states"),
            ("conflicts", "conflicts"), ("expanded", "expanded"))
 
 

@@ -70,3 +70,20 @@ def test_live_line_names_the_figures():
                                  "expanded": 8000})
     assert line.startswith("bfs | depth 12 | frontier 3,456 | states 10,000")
     assert "4,000 states/s" in line and "MB" in line and line.endswith("2.0 s")
+
+
+def test_ga_reports_generation_and_best_fitness_matching_its_history():
+    from helpers import ROOT
+
+    loaded = api.load_task("skyscraper", str(ROOT / "instances" / "skyscraper" / "tonybank-5x5-3.txt"))
+    for preset in ("paper", "improved"):
+        seen = Collect(every=0.0)
+        res = api.solve(loaded, "ga", Limits(progress=seen), preset=preset, seed=1, generations=30,
+                        history=True)
+        gens = [u["generation"] for u in seen.updates]
+        assert gens == list(range(1, len(gens) + 1)) and gens
+        hist = res.stats["history"]
+        # the figure reported after generation g is the history's entry for g
+        assert [u["best_fitness"] for u in seen.updates] == hist[1:len(gens) + 1]
+        evals = [u["evaluations"] for u in seen.updates]
+        assert evals == sorted(evals) and evals[-1] <= res.stats["evaluations"]

@@ -185,6 +185,7 @@ def _paper(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: Clo
         fit = -ev.violations(pop)
         if history:
             hist.append(int(fit.max()))
+        clock.report(generation=gen, best_fitness=int(fit.max()), evaluations=ev.evaluations)
     return pop[int(np.argmax(fit))].copy(), gen, hist, timed_out
 
 
@@ -329,6 +330,7 @@ def _improved(task: CspTask, ev: CspEvaluator, rng: np.random.Generator, clock: 
             ev.evaluations -= 1                                  # bookkeeping, not search
         if history:
             hist.append(g_true)
+        clock.report(generation=steps, best_fitness=g_true, evaluations=ev.evaluations)
         if g_fit == 0:
             break
         if fit[i] > run_best:
