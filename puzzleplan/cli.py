@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="draw with the model's look: text (Unicode), svg, png (a frame strip with --plan), "
                          "gif (an animated replay; needs --plan). Default: the model's text display")
     sh.add_argument("-o", "--output", metavar="FILE", help="write the picture here (required for png, gif)")
+    sh.add_argument("--animate", type=_positive_float, metavar="S",
+                    help="text replay on a terminal: redraw each frame in place, S seconds apart "
+                         "(not a terminal: frames are printed one after another)")
     sh.add_argument("--frames", default="move", choices=("move", "step"),
                     help="replay frames: one per move (a costing step and the free steps after it; "
                          "default) or one per step")
@@ -311,6 +314,8 @@ def _show(loaded: Any, args: argparse.Namespace) -> int:
     from .verify.reference import apply
 
     task = loaded.task
+    if args.animate and args.format is None:
+        args.format = "text"
     if args.format is not None or args.output:
         return _show_picture(loaded, args)
     if api.is_constraint_task(task):  # the puzzle as given: fixed cells shown, free cells as 0
@@ -362,6 +367,21 @@ def _show_plan(loaded: Any, args: argparse.Namespace) -> list[int] | None:
     return _read_plan(loaded.task, args.plan, EXIT_BAD_PLAN)
 
 
+def _animate(frames: list[str], delay: float) -> None:
+    """Each frame drawn over the previous one (cursor moved up by the previous frame's height)."""
+    import time
+
+    height = 0
+    for k, frame in enumerate(frames):
+        if height:
+            sys.stdout.write(f"\x1b[{height}F\x1b[J")       # up to the previous frame's first line, clear
+        sys.stdout.write(frame + "\n")
+        sys.stdout.flush()
+        height = frame.count("\n") + 1
+        if k + 1 < len(frames):
+            time.sleep(delay)
+
+
 def _show_picture(loaded: Any, args: argparse.Namespace) -> int:
     """``show --format``: the model's look drawn as text/SVG/PNG; with --plan, a replay (strip or GIF)."""
     from . import api, render
@@ -385,6 +405,9 @@ def _show_picture(loaded: Any, args: argparse.Namespace) -> int:
             raise PuzzleError(f"the plan ends after {len(plan)} steps without reaching the goal",
                               args.plan or "plan", code=EXIT_BAD_PLAN)
         scenes = [render.scene(task, st, cap) for st, cap in frames]
+    if args.animate and fmt == "text" and not args.output and len(scenes) > 1 and sys.stdout.isatty():
+        _animate([render.to_text(sc) for sc in scenes], args.animate)
+        return 0
     text = render.write(scenes, fmt, args.output)
     if text is not None:
         sys.stdout.write(text)

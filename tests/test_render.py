@@ -230,3 +230,17 @@ def test_api_picture_for_jupyter():
     assert isinstance(rep, render.Replay) and len(rep) == 82
     frames = [g for g in ET.fromstring(rep._repr_html_()[5:-6]).iter(f"{SVG}g") if g.get("class") == "frame"]
     assert len(frames) == 82
+
+
+def test_animate_redraws_frames_in_place_and_prints_them_plainly_off_a_terminal(tmp_path, capsys):
+    from puzzleplan import cli
+
+    cli._animate(["ab\ncd", "ef\ngh", "ij\nkl"], 0.0)
+    out = capsys.readouterr().out
+    # every later frame starts by moving up over the previous one (2 lines) and clearing below
+    assert out == "ab\ncd\n" + "\x1b[2F\x1b[J" + "ef\ngh\n" + "\x1b[2F\x1b[J" + "ij\nkl\n"
+    p = tmp_path / "s.txt"
+    p.write_text("1 2 0\n3 4 5\n6 7 8\n", encoding="utf-8")   # 2 moves from the goal
+    plain = run_cli(["show", "sliding", str(p), "--plan", "--format", "text"], capsys)
+    animated = run_cli(["show", "sliding", str(p), "--plan", "--animate", "0.01"], capsys)
+    assert animated[0] == 0 and animated[1] == plain[1] and "\x1b[" not in animated[1]
