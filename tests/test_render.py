@@ -72,6 +72,27 @@ def test_lightsout_svg_draws_one_cell_per_light_with_its_state(capsys):
     assert drawn.count(".") == sum(r.count(".") for r in rows)
 
 
+@pytest.mark.parametrize("level", ["heading-out/030.txt", "going-up/19_2-9.txt", "going-up/28_3-8.txt"])
+def test_kwirk_svg_draws_walls_holes_exit_arms_blocks_and_characters(level, capsys):
+    """Counts from the map text of FORMAT.md: '#', 'O', 'E', '*', the arms, one sprite per block letter and
+    per character digit."""
+    path = INST / "kwirk" / level
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = lines[lines.index("map:") + 1:]
+    w, h = (int(x) for x in next(ln for ln in lines if ln.startswith("size:")).split()[1:3])
+    text = "".join(r[:w] for r in rows[:h])
+    out = svg_of("kwirk", str(path), capsys)
+    cells = glyphs(out, "cell")
+    for ch in "#OE*":
+        assert cells.count(ch) == text.count(ch), ch
+    assert sum(cells.count(a) for a in "↑→↓←^>v<") == sum(text.count(a) for a in "^>v<")
+    digits = sorted(c for c in text if c.isdigit())
+    letters = {c for c in text if c.isalpha() and c not in "OEv"}     # 'v' is an arm, not a block
+    sprites = glyphs(out, "sprite")
+    assert len(sprites) == len(digits) + len(letters)
+    assert sorted(g for g in sprites if g.isdigit()) == digits
+
+
 def svg_of_text(model: str, text: str, capsys) -> str:
     import tempfile
 
