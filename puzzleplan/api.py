@@ -351,6 +351,20 @@ def is_constraint_task(task: Any) -> bool:
     return isinstance(task, CspTask)
 
 
+def with_seed(engine: str, task: Any, options: dict[str, Any], seed: int) -> dict[str, Any]:
+    """``options`` plus ``seed`` where the engine takes one (ga, cpsat, ...) and the options do not set it.
+
+    One rule for the command line's ``--seed`` and for bench suites' ``seeds``, for both kinds of model.
+    """
+    import inspect
+
+    fn = _csp_engine(engine) if isinstance(task, CspTask) else ENGINES[engine]
+    out = dict(options)
+    if "seed" in inspect.signature(fn).parameters and "seed" not in out:
+        out["seed"] = seed
+    return out
+
+
 def constraint_engine_defaults(engine: str, options: dict[str, Any], seed: int = 0,
                                count: int = 1) -> dict[str, Any]:
     """Fill ``seed`` and ``count`` from the command line where the engine takes them and -E did not."""
@@ -358,8 +372,6 @@ def constraint_engine_defaults(engine: str, options: dict[str, Any], seed: int =
 
     params = inspect.signature(_csp_engine(engine)).parameters
     out = dict(options)
-    if "seed" in params and "seed" not in out:
-        out["seed"] = seed
     if count != 1:
         if "count" not in params:
             raise OptionError(f"engine {engine} cannot count solutions")

@@ -196,11 +196,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     extra.update(api.engine_options(args.engine, to_engine, loaded.task, model=loaded.model))
     extra.update(api.engine_options(args.engine, args.engine_options, loaded.task))
     if api.is_constraint_task(loaded.task):
-        extra = api.constraint_engine_defaults(args.engine, extra, seed=args.seed, count=args.count)
+        extra = api.constraint_engine_defaults(args.engine, extra, count=args.count)
     elif args.count != 1:
         raise PuzzleError("--count works with constraint models only", code=EXIT_BAD_OPTION)
-    elif args.engine == "ga":
-        extra.setdefault("seed", args.seed)          # the script GA on transition models
+    extra = api.with_seed(args.engine, loaded.task, extra, args.seed)
     from .progress import for_cli
 
     listener = for_cli(args.engine, args.quiet, args.log_progress, args.progress_every)

@@ -98,14 +98,8 @@ def _line(rec: dict[str, Any]) -> str:
 
 def _engine_kwargs(rs: RunSet, engine: str, task: Any, seed: int | None) -> dict[str, Any]:
     """The suite's engine options, plus the run's seed where the engine takes one."""
-    import inspect
-
     kw = dict(rs.engine_options.get(engine, {}))
-    if seed is not None and "seed" not in kw:
-        fn = api._csp_engine(engine) if api.is_constraint_task(task) else api.ENGINES[engine]
-        if "seed" in inspect.signature(fn).parameters:
-            kw["seed"] = seed
-    return kw
+    return kw if seed is None else api.with_seed(engine, task, kw, seed)
 
 
 def _selected(inst: Instance, select: str | None) -> bool:
