@@ -72,6 +72,7 @@ from puzzleplan.lang import (
     progress,
     script,
     split_headers,
+    variant,
 )
 
 NAME = "zpg"
@@ -365,6 +366,11 @@ def build(g: Garden, goal: str = "final", stepback: str = "same", heuristic: str
     # push count; its AreaFitness is unraked squares / unraked squares at the start
     script(m, opening={"enter": ("e", "k")}, inner={"slide": ("d", "k")}, inner_options=2, steps=8)
     progress(m, Count(sand[x] == 0 for x in b.cells))
+    # every action rakes an unraked square (entering or sliding on: -2, the monk maybe leaving the
+    # perimeter: +1) or steps out onto the perimeter (-1), and nothing ever unrakes one: a ranking
+    # function, so no plan is longer than 2 * (unraked squares) + 1 steps (the sat / cpsat engines
+    # verify the claim and use it as the horizon that proves a board unsolvable)
+    variant(m, 2 * Count(sand[x] == 0 for x in b.cells) + ToInt(pos >= 0), lo=0)
 
     # goal --------------------------------------------------------------------------------
     if goal == "final":

@@ -27,10 +27,11 @@ from .look import Look, Tile
 from .model import Act, Model, Option, When
 from .records import Record, read_records, split_headers
 from .scripting import progress, script
+from .variant import variant
 
 __all__ = [
     "FALSE", "TRUE", "Abs", "Act", "Add", "And", "Count", "CspModel", "Element", "Expr", "If", "Implies",
     "InstanceError", "Look", "Max", "Member", "Min", "Model", "ModelError", "Not", "Option", "OptionError",
     "Or", "PuzzleError", "Record", "Sum", "Table", "Tile", "ToInt", "When", "const", "read_records",
-    "split_headers", "records_count", "progress", "script",
+    "split_headers", "records_count", "progress", "script", "variant",
 ]
