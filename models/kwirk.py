@@ -446,14 +446,16 @@ def build(data: Level, metric: str = "steps") -> Model:
         return {} if lastsw is None else {lastsw: 0}
 
     # --- actions
-    @m.action("walk", c=range(b.n), d=range(4))
-    def walk(c: int, d: int) -> Act | None:
+    # one walk schema per character (the one in control moves): a walk then changes one variable,
+    # which lets the engines compute whole walking regions at once (solvers/walkgraph.py)
+    @m.action("walk", k=range(nc), c=range(b.n), d=range(4))
+    def walk(k: int, c: int, d: int) -> Act | None:
         to = b.step(c, d)
         if not b.open[c] or to is None or not b.open[to]:
             return None
-        eff, when = move_to(to)
-        return Act(guard=And(me == c, Not(occupied(to)), Not(open_hole(to))),
-                   effects={**eff, **not_switch()}, when=when, cost=cost(1, 9), label=DIRS[d])
+        mine = pos[k] == c if active is None else And(active == k, pos[k] == c)
+        return Act(guard=And(mine, Not(occupied(to)), Not(open_hole(to))),
+                   effects={pos[k]: to, **not_switch()}, cost=cost(1, 9), label=DIRS[d])
 
     @m.action("exit", c=range(b.n), d=range(4))
     def leave(c: int, d: int) -> Act | None:
@@ -553,6 +555,7 @@ def build(data: Level, metric: str = "steps") -> Model:
         by_size.setdefault(sz, []).append(k)
     for ks in by_size.values():
         m.interchangeable([(block[k],) for k in ks])
+    m.walks("walk", reversible=True)   # ucs/astar store only states after a push, turn, switch or exit
 
     # --- display
     letters = BLOCK_LETTERS

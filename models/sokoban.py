@@ -341,6 +341,7 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
                    effects={player: at, box[k]: to}, cost=1, label=d[0].upper())
 
     m.interchangeable([(x,) for x in box])
+    m.walks("walk", reversible=True)   # player-reachability: ucs/astar store only post-push states
     m.goal(And(*[occ[g] for g in b.goals]))
     far = n * K + 1                      # a box on a dead square: no plan at all, any bound is admissible
     dist = Table([far if x is None else x for x in b.dist], far)

@@ -49,6 +49,11 @@ class Kernel:
         return unpack_np(K, self.layout)
 
     # shared -------------------------------------------------------------------
+    def expand_costs(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``expand`` plus each successor's edge cost (a macro kernel's edges cost more than one action)."""
+        succ, par, act = self.expand(S)
+        return succ, par, act, self.costs[act]
+
     def canon_pack(self, S: np.ndarray) -> np.ndarray:
         return self.pack(self.canonical(S))
 

@@ -50,6 +50,8 @@ class Task:
     renderer: Callable[[Sequence[int]], str] | None = None
     info: dict[str, Any] = field(default_factory=dict)
     aux_slack: int | None = None   # see lang.Model.aux_bound
+    walk_actions: list[int] = field(default_factory=list)   # ground actions of the walk schemas (Model.walks)
+    walk_reversible: bool = False
 
     @property
     def n_vars(self) -> int:
@@ -91,6 +93,7 @@ class Task:
            unconditionally.
         7. Symmetry groups: objects in a group have equal arity, matching domains
            position by position, and no variable is in two objects.
+        8. Walk actions (Model.walks) exist and share one cost.
         """
         nv = self.n_vars
         names = set()
@@ -156,6 +159,12 @@ class Task:
                     ref = self.variables[g[0][k]]
                     if (self.variables[vi].lo, self.variables[vi].hi) != (ref.lo, ref.hi):
                         raise ModelError("interchangeable objects have different domains")
+        if self.walk_actions:  # 8
+            if not all(0 <= i < len(self.actions) for i in self.walk_actions):
+                raise ModelError("a walk action index is out of range")
+            wc = {self.actions[i].cost for i in self.walk_actions}
+            if len(wc) > 1:
+                raise ModelError(f"walk actions must share one cost; they cost {sorted(wc)}")
 
     # human and machine readable forms -------------------------------------------
     def dump(self) -> str:
@@ -269,7 +278,12 @@ def ground(model: Model) -> Task:
         renderer=model.renderer,
         info=dict(model.info),
         aux_slack=model.aux_slack if any(v.aux for v in model.variables) else None,
+        walk_actions=[i for i, a in enumerate(actions) if a.name in model.walk_schemas],
+        walk_reversible=model.walk_reversible,
     )
+    unknown = set(model.walk_schemas) - {s.name for s in model.schemas}
+    if unknown:
+        raise ModelError(f"walks() names no action schema {', '.join(sorted(unknown))}")
     task.validate()
     return task
 

@@ -476,6 +476,50 @@ def variables_of(e: Expr) -> set[int]:
     return {n.val for n in walk([e]) if n.op == "var"}  # type: ignore[misc]
 
 
+def substitute(e: Expr, values: dict[int, int]) -> Expr:
+    """``e`` with the variables in ``values`` replaced by constants, folded by the constructors.
+
+    Used to specialise a guard to a known value of one variable (macro walking reads the rest
+    of a walk action's guard once per state, with the walker's own position fixed).
+    """
+    memo: dict[int, Expr] = {}
+    for n in walk([e]):
+        a = [memo[id(x)] for x in n.args]
+        op = n.op
+        if op == "var":
+            out = const(values[n.val]) if n.val in values else n  # type: ignore[index]
+        elif op == "const" or all(x is y for x, y in zip(a, n.args)):
+            out = n
+        elif op == "add":
+            out = Add(*a)
+        elif op in ("sub", "mul"):
+            out = _arith(op, a[0], a[1])
+        elif op in ("floordiv", "mod"):
+            out = _divmod(op, a[0], a[1].val)  # type: ignore[arg-type]
+        elif op == "abs":
+            out = Abs(a[0])
+        elif op in ("min", "max"):
+            out = _minmax(op, a)
+        elif op == "toint":
+            out = ToInt(a[0])
+        elif op in _PY_BIN:
+            out = _cmp(op, a[0], a[1])
+        elif op in ("and", "or"):
+            out = _logic(op, a)
+        elif op == "not":
+            out = Not(a[0])
+        elif op in ("ite_int", "ite_bool"):
+            out = If(a[0], a[1], a[2])
+        elif op == "table":
+            out = Table(n.val, a[1].val)[a[0]]  # type: ignore[arg-type]
+        elif op == "element":
+            out = Element(a[2:], a[0], a[1])
+        else:
+            raise ValueError(f"substitute: unknown op {op}")
+        memo[id(n)] = out
+    return memo[id(e)]
+
+
 def bounds(e: Expr, var_bounds: Sequence[tuple[int, int]]) -> tuple[int, int]:
     """Interval bounds of ``e`` given each variable's (lo, hi); sound, not tight."""
     memo: dict[int, tuple[int, int]] = {}

@@ -90,6 +90,8 @@ class Model:
         self.renderer: Callable[[Sequence[int]], str] | None = None
         self.info: dict[str, Any] = {}
         self.aux_slack: int | None = None
+        self.walk_schemas: tuple[str, ...] = ()
+        self.walk_reversible = False
 
     # variables ------------------------------------------------------------
     def var(self, name: str, lo: int, hi: int, init: int, aux: bool = False) -> Expr:
@@ -143,6 +145,24 @@ class Model:
             objs.append(tuple(idx))
         if len(objs) > 1:
             self.groups.append(objs)
+
+    def walks(self, *schemas: str, reversible: bool = False) -> None:
+        """Declare the action schemas that are an agent's free walking (player-reachability).
+
+        Uniform-cost search and A* then expand a state by closing it under these actions (a
+        breadth-first walk, its length times their cost) and applying every other action from
+        each state reached: one stored state per push instead of one per square walked.  Any
+        subset of the actions gives the same optimum (a plan is walks separated by other
+        actions), so the declaration is about speed, not meaning; the walk actions must share
+        one cost.  ``reversible``: every walk can be walked back (an undirected grid walk);
+        with zero-cost walks the engines then store one representative per walking region
+        (Sokoban's normalised player position).  SAT, CP-SAT, bfs and Fast Downward keep the
+        unit-step form.
+        """
+        if not schemas:
+            raise ModelError("walks() needs at least one action schema name")
+        self.walk_schemas = tuple(schemas)
+        self.walk_reversible = bool(reversible)
 
     def aux_bound(self, slack: int) -> None:
         """Declare: two states equal but for their aux variables have optimal costs-to-go within ``slack``.

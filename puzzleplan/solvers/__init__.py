@@ -13,12 +13,12 @@ def _bfs(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result:
     return bfs.solve(kernel, limits, enumerate_all=enumerate_all)
 
 
-def _ucs(kernel: Kernel, limits: Limits) -> Result:
-    return bestfirst.solve(kernel, limits, use_heuristic=False, name="ucs")
+def _ucs(kernel: Kernel, limits: Limits, macro: bool = True) -> Result:
+    return bestfirst.solve(kernel, limits, use_heuristic=False, name="ucs", macro=macro)
 
 
-def _astar(kernel: Kernel, limits: Limits) -> Result:
-    return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar")
+def _astar(kernel: Kernel, limits: Limits, macro: bool = True) -> Result:
+    return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar", macro=macro)
 
 
 def _idastar(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:

@@ -6,7 +6,8 @@ states first: on sliding tiles this is what keeps the last f-layer short).
 A state is re-opened when a cheaper path to it turns up, so the result is
 optimal for any admissible heuristic, consistent or not, and for any
 non-negative integer costs (zero included).  With no heuristic (``ucs``) the
-buckets are Dial's buckets of uniform-cost search.
+buckets are Dial's buckets of uniform-cost search.  A model that declares walk
+schemas is searched over post-action states by default (``solvers.macro``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..encodings.kernel import Kernel
+from .macro import MacroKernel
 from .plan import chain, concretise
 from .result import Clock, Limits, Result
 from .visited import Growable, StateTable
@@ -22,8 +24,12 @@ INF = np.iinfo(np.int64).max // 4
 CHUNK = 1 << 16
 
 
-def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar") -> Result:
+def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar",
+          macro: bool = True) -> Result:
     task = kernel.task
+    mk = MacroKernel(kernel) if macro and task.walk_actions else None
+    if mk is not None:
+        kernel = mk  # type: ignore[assignment]
     heuristic = use_heuristic and task.heuristic is not None
     clock = Clock(limits)
     table = StateTable(kernel.n_words)
@@ -70,14 +76,14 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             closed_at.ensure(table.size)
             reopened += int(np.count_nonzero(closed_at.a[part] < INF))
             closed_at.a[part] = g
-            succ, par, act = kernel.expand(S)
+            succ, par, act, cost = kernel.expand_costs(S)
             expanded += part.size
             generated += succ.shape[0]
             f_layers[f] = f_layers.get(f, 0) + part.size
             if succ.shape[0] == 0:
                 continue
             K = kernel.canon_pack(succ)
-            g2 = g + kernel.costs[act]
+            g2 = g + cost
             sids, _ = table.insert(K)
             for arr in (parent, action, gval, closed_at):
                 arr.ensure(table.size)
@@ -105,9 +111,15 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
 
     stats = clock.stats(expanded=expanded, generated=generated, states=table.size, reopened=reopened,
                         f_layers={int(k): v for k, v in sorted(f_layers.items())})
+    if mk is not None:
+        stats["macro"] = {"walk_states": mk.walk_states, "normalised": mk.normalise}
     if status == "optimal":
         ids_chain, acts = chain(parent.a, action.a, goal_id)
-        plan = concretise(kernel, table.keys[np.array(ids_chain)], acts)
+        keys = table.keys[np.array(ids_chain)]
+        if mk is not None:
+            plan = mk.concretise(keys, acts, [int(x) for x in gval.a[np.array(ids_chain)]])
+        else:
+            plan = concretise(kernel, keys, acts)
         if heuristic and not task.heuristic_admissible:
             return Result("solved", name, goal_cost, plan, stats,
                           message="the model's heuristic is not declared admissible")
