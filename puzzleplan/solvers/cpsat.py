@@ -37,8 +37,13 @@ Claims (CP-SAT status OPTIMAL with cost ``C`` at horizon ``H``):
 
 Without a plan, the horizon grows until it reaches the number of states of
 the relaxed reachability fixpoint (the ``sat`` engine's bound): INFEASIBLE
-there proves the task unsolvable.  With ``horizon=H`` only that horizon is solved; INFEASIBLE is "unknown" (no
-plan of at most ``H`` steps).  A time limit after a plan was found gives
+there proves the task unsolvable.  When the model declares a variant
+(:mod:`puzzleplan.lang.variant`), the schedule stops at its threshold
+``V(init) - lo`` on the way: INFEASIBLE there proves the task unsolvable
+once the declaration is verified (:mod:`puzzleplan.encodings.variant`; as in
+``sat``, checked only then, and ignored if it fails).  With ``horizon=H``
+only that horizon is solved; INFEASIBLE is "unknown" (no plan of at most
+``H`` steps).  A time limit after a plan was found gives
 "solved" with the best plan.
 
 Options: ``horizon``, ``workers`` (CP-SAT ``num_workers``, default 1:
@@ -61,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..encodings.runbound import RunBound, horizon_for_cost
 from .result import Clock, Limits, Result
-from .sat import LazyInvariants, opt_bool, opt_int, opt_seconds, run_bound
+from .sat import LazyInvariants, Variant, opt_bool, opt_int, opt_seconds, run_bound
 
 if TYPE_CHECKING:  # ortools is imported on first use: it costs ~0.3 s at start-up
     from ..encodings.cpsat import CpPlan
@@ -127,6 +132,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     runs: list[RunBound] = []  # computed once, when a plan's cost first needs it
     admissible = bool(heuristic and task.heuristic is not None and task.heuristic_admissible)
     inv = LazyInvariants(task, clock, invariants, symmetry)
+    variant = Variant(task, inv, clock)
 
     lower = 0
     if admissible and cmax > 0:
@@ -144,7 +150,8 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         if best is not None:
             return Result("solved", "cpsat", best[0], best[1], run.stats(horizon=H),
                           message=f"time limit while looking for a cheaper plan at horizon {H}")
-        return Result("limit", "cpsat", stats=run.stats(horizon=H), message=f"time limit at horizon {H}")
+        return Result("limit", "cpsat", stats=run.stats(horizon=H, **variant.stats()),
+                      message=f"time limit at horizon {H}{variant.note()}")
 
     def run_length() -> int | None:
         if cmin > 0:
@@ -194,11 +201,19 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                 return Result("unknown", "cpsat", stats=run.stats(horizon=H),
                               message=f"no plan of at most {H} steps", proof=f"INFEASIBLE at horizon {H}")
             refuted = H
+            vt = variant.threshold
+            if vt is not None and H >= vt and variant.result is None and variant.verified():
+                return Result("unsolvable", "cpsat", stats=run.stats(horizon=H, **variant.stats()),
+                              proof=f"INFEASIBLE at horizon {H}; "
+                                    f"{variant.result.describe()}")  # type: ignore[union-attr]
             if H + 1 >= state_bound():  # a loop-free plan would have fitted
                 return Result("unsolvable", "cpsat", stats=run.stats(horizon=H),
                               proof=f"INFEASIBLE at horizon {H}; a loop-free plan has fewer than "
                                     f"{state_bound()} steps (value-set state bound)")
-            H = min(max(H + 1, math.ceil(1.5 * H)), max(state_bound() - 1, H + 1))
+            nxt = min(max(H + 1, math.ceil(1.5 * H)), max(state_bound() - 1, H + 1))
+            if vt is not None and H < vt < nxt and variant.result is None:
+                nxt = vt  # the variant's threshold: INFEASIBLE there is a proof (once verified)
+            H = nxt
             continue
         if status not in ("FEASIBLE", "OPTIMAL"):
             return out_of_time(H, best)

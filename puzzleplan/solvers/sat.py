@@ -38,9 +38,14 @@ Unsolvable tasks: a horizon search cannot stop by itself.  It stops with
 "unsolvable" when the goal is impossible in the relaxed value-set
 reachability fixpoint, or when every horizon up to ``N - 1`` is
 unsatisfiable, ``N`` the number of states of the value-set
-over-approximation (a loop-free plan visits at most ``N`` states); with
-option ``horizon=H`` it stops after ``H`` with "unknown"; otherwise at the
-time limit with "limit".
+over-approximation (a loop-free plan visits at most ``N`` states), or when
+the model declares a variant (:mod:`puzzleplan.lang.variant`: every action
+lowers ``V`` by >= 1, ``V >= lo``) and every horizon up to ``V(init) - lo``
+is unsatisfiable -- no plan is longer.  The declaration is verified
+(:mod:`puzzleplan.encodings.variant`) when the horizon first reaches that
+threshold, never trusted; unverified, it is ignored and the result says so.
+With option ``horizon=H`` it stops after ``H`` with "unknown"; otherwise at
+the time limit with "limit".
 
 Options: ``incremental`` (default true; false: a new formula and solver per
 horizon, the baseline of ``bench/sat_incremental.py``), ``solver`` (a pysat
@@ -63,8 +68,10 @@ from pysat.card import ITotalizer
 from pysat.solvers import Solver, SolverNames
 
 from ..encodings.runbound import RunBound, horizon_for_cost, zero_cost_run_bound
-from ..encodings.sat import TOP, CnfPlan, Invariants, concretise, mutex_invariants
+from ..encodings.sat import TOP, CnfPlan, Invariants, concretise, evaluate, mutex_invariants
+from ..encodings.variant import VariantCheck, check_variant
 from ..lang.errors import OptionError
+from ..lang.variant import variant_of
 from .result import Clock, Limits, Result
 
 
@@ -105,6 +112,7 @@ class _Sat:
         self.calls = 0
         self.extra: dict[str, Any] = {}
         self.inv: LazyInvariants | None = None
+        self.variant: Variant | None = None
         self.sync()
 
     def sync(self) -> None:
@@ -154,7 +162,8 @@ class _Sat:
         return self.clock.stats(expanded=0, generated=0, conflicts=acc.get("conflicts", 0),
                                 decisions=acc.get("decisions", 0), clauses=self.solver.nof_clauses(),
                                 variables=self.solver.nof_vars(), solver_calls=self.calls,
-                                **(self.inv.stats() if self.inv else {}), **self.extra, **extra)
+                                **(self.inv.stats() if self.inv else {}),
+                                **(self.variant.stats() if self.variant else {}), **self.extra, **extra)
 
 
 class LazyInvariants:
@@ -196,6 +205,50 @@ def run_bound(task: Any, inv: LazyInvariants, clock: Clock, seconds: float | Non
     return zero_cost_run_bound(task, inv.get(), deadline=time.perf_counter() + seconds)
 
 
+class Variant:
+    """The model's declared variant (:mod:`puzzleplan.lang.variant`), checked on first use.
+
+    ``threshold`` (``V(init) - lo``) costs one evaluation and is known at once; the check
+    (:func:`puzzleplan.encodings.variant.check_variant`) runs only when an engine is about to
+    rely on it, i.e. when its horizon reaches the threshold without a plan: a solvable task's
+    plans all fit under a valid threshold, so its runs never pay for the check.  The check
+    first runs without invariants (cheap) and, if that fails, once more with them.
+    """
+
+    def __init__(self, task: Any, inv: LazyInvariants, clock: Clock):
+        spec = variant_of(task.info)
+        self.task, self.inv, self.clock = task, inv, clock
+        self.threshold: int | None = None if spec is None else evaluate(spec.expr, task.init, {}) - spec.lo
+        self.result: VariantCheck | None = None
+
+    def verified(self) -> bool:
+        """True when the declared variant holds (checked once); False when refuted or undecided."""
+        if self.threshold is None:
+            return False
+        if self.result is None:
+            known = self.inv.value if self.inv.done else None
+            self.result = check_variant(self.task, known, deadline=self.clock.deadline)
+            if self.result is not None and self.result.ok is False and self.inv.enabled and not self.inv.done:
+                self.result = check_variant(self.task, self.inv.get(), deadline=self.clock.deadline)
+        return bool(self.result is not None and self.result.ok)
+
+    def note(self) -> str:
+        """Why the variant gave no proof, for a result's message ('' when nothing to say)."""
+        if self.threshold is None:
+            return ""
+        if self.result is None:
+            return f"; the model's variant bounds plans to {self.threshold} steps (not reached)"
+        return "; " + self.result.describe()
+
+    def stats(self) -> dict[str, Any]:
+        if self.threshold is None:
+            return {}
+        out: dict[str, Any] = {"variant_threshold": self.threshold}
+        if self.result is not None:
+            out.update(variant_ok=self.result.ok, variant_check_s=round(self.result.seconds, 3))
+        return out
+
+
 def opt_seconds(name: str, value: Any) -> float | None:
     """A non-negative number of seconds (``-E`` gives strings); None stays None."""
     if value is None:
@@ -230,6 +283,7 @@ def solve(kernel: Any, limits: Limits, solver: str = "cadical195", horizon: int 
     enc = CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry)
     sat = _Sat(enc, solver, clock)
     sat.inv = inv
+    sat.variant = Variant(task, inv, clock)
     costs = [a.cost for a in task.actions]
     unit = task.cost_kind == "unit"
     use_h = bool(heuristic and unit and task.heuristic is not None and task.heuristic_admissible)
@@ -283,6 +337,7 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
 
 def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], unit: bool, use_h: bool,
          cap: int | None, bound_runs: Any) -> Result:
+    variant = sat.variant or Variant(task, LazyInvariants(task, clock, False, False), clock)
     T = 0
     while True:
         g = enc.goal(T)
@@ -295,12 +350,16 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
             r = sat.solve(assume)
             if r is None:
                 return Result("limit", "sat", stats=sat.stats(horizon=T),
-                              message=f"time limit during horizon {T}")
+                              message=f"time limit during horizon {T}{variant.note()}")
             if r:
                 break
         elif enc.fixpoint_at is not None and T > enc.fixpoint_at:  # refuted by the encoding alone
             return Result("unsolvable", "sat", stats=sat.stats(horizon=T),
                           proof="the goal is impossible in the relaxed value-set reachability fixpoint")
+        if variant.threshold is not None and T >= variant.threshold and variant.result is None:
+            if variant.verified():  # every plan has at most `threshold` steps: all refuted
+                return Result("unsolvable", "sat", stats=sat.stats(horizon=T),
+                              proof=f"UNSAT at horizons 0..{T}; {variant.result.describe()}")  # type: ignore[union-attr]
         if T + 1 >= enc.state_bound() and enc.fixpoint_at is not None:
             return Result("unsolvable", "sat", stats=sat.stats(horizon=T),
                           proof=f"UNSAT at horizons 0..{T}; a loop-free plan has fewer than "
@@ -311,7 +370,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                           proof=f"UNSAT at horizons 0..{T}")
         if clock.out_of_time():
             return Result("limit", "sat", stats=sat.stats(horizon=T),
-                          message=f"time limit after horizon {T}")
+                          message=f"time limit after horizon {T}{variant.note()}")
         if clock.progress is not None:
             clock.report(horizon=T + 1, conflicts=sat._conflicts(), solver_calls=sat.calls)
         if sat.inv is not None and T + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
