@@ -23,7 +23,7 @@ from .lang.csp import CspModel
 from .lang.errors import EXIT_UNKNOWN_ENGINE, ModelError, OptionError, PuzzleError
 from .lang.model import Model, Option
 from .lang.records import Record, select_record
-from .solvers import CSP_ONLY, ENGINES, TASK_ONLY, Limits, Result
+from .solvers import CSP_ONLY, ENGINES, MACRO, TASK_ONLY, Limits, Result
 from .verify.reference import check_plan
 
 EXIT_OK = 0
@@ -245,7 +245,7 @@ def engine_options(engine: str, pairs: list[str], task: Any = None,
 
     fn = _csp_engine(engine) if isinstance(task, CspTask) else ENGINES[engine]
     params = {n: p for n, p in inspect.signature(fn).parameters.items()
-              if n not in ("kernel", "limits", "task")
+              if n not in ("kernel", "limits", "task", "macro_backend")
               and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
     out: dict[str, Any] = {}
     for pair in pairs:
@@ -287,9 +287,13 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
     if engine in CSP_ONLY:
         raise OptionError(f"engine {engine} works on constraint models only; "
                           f"{getattr(loaded.model, 'NAME', loaded.task.name)} is a transition model")
-    k = loaded.kernel("numpy" if engine in TASK_ONLY else kernel)
+    if engine in MACRO and loaded.task.walk_actions and engine_options.get("macro", True):
+        k = loaded.kernel("numpy")
+        engine_options = {**engine_options, "macro_backend": kernel}
+    else:
+        k = loaded.kernel("numpy" if engine in TASK_ONLY else kernel)
     result = ENGINES[engine](k, limits or Limits(), **engine_options)
-    result.stats["kernel"] = k.backend
+    result.stats["kernel"] = result.stats.get("macro", {}).get("kernel", k.backend)
     if loaded.kernel_note:
         result.stats["kernel_note"] = loaded.kernel_note
     if result.plan is not None:

@@ -13,12 +13,20 @@ def _bfs(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result:
     return bfs.solve(kernel, limits, enumerate_all=enumerate_all)
 
 
-def _ucs(kernel: Kernel, limits: Limits, macro: bool = True) -> Result:
-    return bestfirst.solve(kernel, limits, use_heuristic=False, name="ucs", macro=macro)
+def _ucs(kernel: Kernel, limits: Limits, macro: bool = True, macro_backend: str | None = None) -> Result:
+    return bestfirst.solve(kernel, limits, use_heuristic=False, name="ucs", macro=macro,
+                           macro_backend=macro_backend)
 
 
-def _astar(kernel: Kernel, limits: Limits, macro: bool = True) -> Result:
-    return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar", macro=macro)
+def _astar(kernel: Kernel, limits: Limits, macro: bool = True, macro_backend: str | None = None) -> Result:
+    return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar", macro=macro,
+                           macro_backend=macro_backend)
+
+
+# engines that search the walk-closed (macro) form of a model declaring Model.walks: api.solve
+# gives them the numpy kernel plus the requested backend for the macro sub-kernels, so the full
+# kernel (unused there) is not compiled
+MACRO = frozenset({"ucs", "astar"})
 
 
 def _idastar(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
@@ -61,4 +69,4 @@ DESCRIPTIONS = {
           "(transition models declaring script()); -O preset=paper: the published one",
 }
 
-__all__ = ["CSP_ONLY", "DESCRIPTIONS", "ENGINES", "TASK_ONLY", "Limits", "Result"]
+__all__ = ["MACRO", "CSP_ONLY", "DESCRIPTIONS", "ENGINES", "TASK_ONLY", "Limits", "Result"]

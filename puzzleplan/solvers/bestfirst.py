@@ -25,9 +25,9 @@ CHUNK = 1 << 16
 
 
 def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar",
-          macro: bool = True) -> Result:
+          macro: bool = True, macro_backend: str | None = None) -> Result:
     task = kernel.task
-    mk = MacroKernel(kernel) if macro and task.walk_actions else None
+    mk = MacroKernel(kernel, backend=macro_backend) if macro and task.walk_actions else None
     if mk is not None:
         kernel = mk  # type: ignore[assignment]
     heuristic = use_heuristic and task.heuristic is not None
@@ -112,7 +112,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
     stats = clock.stats(expanded=expanded, generated=generated, states=table.size, reopened=reopened,
                         f_layers={int(k): v for k, v in sorted(f_layers.items())})
     if mk is not None:
-        stats["macro"] = {"walk_states": mk.walk_states, "normalised": mk.normalise}
+        stats["macro"] = {"walk_states": mk.walk_states, "normalised": mk.normalise,
+                          "walk_graph": mk.graph is not None, "kernel": mk.mover.backend}
     if status == "optimal":
         ids_chain, acts = chain(parent.a, action.a, goal_id)
         keys = table.keys[np.array(ids_chain)]

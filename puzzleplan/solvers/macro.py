@@ -28,6 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..encodings.kernel import Kernel, make_kernel
+from ..ir.task import Task
 from ..lang.errors import ModelError
 from ..lang.expr import walk as nodes_of
 from .visited import StateTable
@@ -37,10 +38,22 @@ GOAL_WALK = -1   # the action id of "walk to a goal state" on a parent chain
 CHUNK = 1024     # origins per closure: their walk regions stay in memory together
 
 
+def _kernel(task: Task, backend: str) -> Kernel:
+    """A sub-task's kernel; numpy where numba cannot compile it (as api.Loaded.kernel does)."""
+    from numba.core.errors import NumbaError
+
+    try:
+        return make_kernel(task, backend)
+    except (RecursionError, MemoryError, NumbaError):
+        if backend == "numpy":
+            raise
+        return make_kernel(task, "numpy")
+
+
 class MacroKernel:
     """A kernel over post-action states; same interface as ``Kernel`` plus ``expand_costs``."""
 
-    def __init__(self, base: Kernel, normalise: bool = True, graph: bool = True):
+    def __init__(self, base: Kernel, normalise: bool = True, graph: bool = True, backend: str | None = None):
         task = base.task
         walk = sorted(set(task.walk_actions))
         if not walk:
@@ -53,7 +66,7 @@ class MacroKernel:
         rest = [i for i in range(len(task.actions)) if i not in set(walk)]
         self.base = base
         self.task = task
-        self.backend = base.backend
+        self.backend = backend or base.backend    # of the sub-kernels (the base may be numpy: no compile)
         self.layout = base.layout
         self.n_words = base.n_words
         self.n_vars = base.n_vars
@@ -64,21 +77,21 @@ class MacroKernel:
         sub = dict(walk_actions=[], heuristic=None)
         self._walk_task = replace(task, actions=[task.actions[i] for i in walk], **sub)
         self._walker: Kernel | None = None
-        self.mover = make_kernel(replace(task, actions=[task.actions[i] for i in rest], **sub), base.backend)
+        self.mover = _kernel(replace(task, actions=[task.actions[i] for i in rest], **sub), self.backend)
         self.normalise = bool(normalise and self.step == 0 and task.walk_reversible)
         written = {e.var for i in walk for e in task.actions[i].effects}
         read = {int(n.val) for n in nodes_of([task.goal]) if n.op == "var"}  # type: ignore[arg-type]
         self.goal_walks = bool(written & read)   # can walking alone make (or unmake) the goal?
         self.walk_states = 0    # states visited by closures (reported by the engines)
         self.graph = analyse(task) if graph else None   # the fast closure, where the walks allow it
-        if self.graph is not None and base.backend != "numpy":
-            self.graph.use_kernel(task, base.backend)
+        if self.graph is not None and self.backend != "numpy":
+            self.graph.use_kernel(task, self.backend)
 
     @property
     def walker(self) -> Kernel:
         """The walk actions' kernel: compiled only when the generic closure needs it (plans use numpy)."""
         if self._walker is None:
-            self._walker = make_kernel(self._walk_task, "numpy" if self.graph is not None else self.backend)
+            self._walker = _kernel(self._walk_task, "numpy" if self.graph is not None else self.backend)
         return self._walker
 
     # the closure ------------------------------------------------------------------

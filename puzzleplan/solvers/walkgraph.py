@@ -68,12 +68,17 @@ class WalkGraph:
         """
         from dataclasses import replace
 
+        from numba.core.errors import NumbaError
+
         from ..encodings.kernel import make_kernel
         from ..ir.task import GroundAction
 
         acts = [GroundAction("edge", f"edge{k}", r, (), 0) for k, r in enumerate(self.rest)]
-        self._kernel = make_kernel(replace(task, actions=acts, walk_actions=[], heuristic=None,
-                                           groups=[]), backend)
+        try:
+            self._kernel = make_kernel(replace(task, actions=acts, walk_actions=[], heuristic=None,
+                                               groups=[]), backend)
+        except (RecursionError, MemoryError, NumbaError):
+            self._kernel = None       # numpy evaluation, slower, same answer
 
     def closure(self, S: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(states, origin row, walking cost), origins first: every state walkable from each row of S."""
