@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--time-limit", type=_positive_float, metavar="S", help="search time limit in seconds")
     s.add_argument("--max-states", type=_positive_int, metavar="N", help="stop after N stored states")
+    s.add_argument("--max-memory", type=_positive_float, metavar="MB",
+                   help="stop when the search's own data (visited set, parents, open list) passes MB MiB")
     s.add_argument("--seed", type=int, default=0, help="random seed (for randomised engines: ga, cpsat)")
     s.add_argument("--count", type=_positive_int, default=1, metavar="N",
                    help="constraint models: look for up to N solutions (2 = uniqueness check)")
@@ -203,7 +205,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     from .progress import for_cli
 
     listener = for_cli(args.engine, args.quiet, args.log_progress, args.progress_every)
-    limits = Limits(args.time_limit, args.max_states, progress=listener)
+    limits = Limits(args.time_limit, args.max_states, progress=listener, max_mb=args.max_memory)
     if listener is None:
         result = api.solve(loaded, args.engine, limits, args.kernel, **extra)
     else:

@@ -127,5 +127,9 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         proof = "admissible heuristic, f-ordered expansion" if heuristic else "uniform-cost order"
         return Result("optimal", name, goal_cost, plan, stats, proof=proof)
     if status == "limit":
-        return Result("limit", name, stats=stats)
+        if heuristic and not task.heuristic_admissible:
+            return Result("limit", name, stats=stats)
+        stats["lower_bound"] = int(f)   # every state with f below it is closed: no plan is cheaper
+        return Result("limit", name, stats=stats,
+                      message=f"limit reached; no plan costs less than {f} (f-bound of the open list)")
     return Result("unsolvable", name, stats=stats, proof="reachable states exhausted")

@@ -381,6 +381,9 @@ def _result(run: _Search, layers: list[int]) -> Result:
         result.proof = "bfs layers (exhaustive below the optimum)"
     elif status == "unsolvable":
         result.proof = "reachable states exhausted"
+    elif status == "limit" and not run.enumerate_all:
+        result.stats["lower_bound"] = len(layers)   # layers 0..g-1 closed without a goal
+        result.message = f"limit reached; no plan costs less than {len(layers)} (closed bfs layers)"
     return result
 
 

@@ -37,6 +37,9 @@ class Limits:
     max_states: int | None = None
     # where engines report progress (``solvers/progress.py``); None = nobody is listening
     progress: Progress | None = None
+    # the engine's own estimate of its memory (visited set, per-state arrays, open lists), in MiB;
+    # over it the search ends like at a state limit: status "limit", the best bound so far
+    max_mb: float | None = None
 
     def deadline(self, start: float) -> float | None:
         return None if self.time_s is None else start + self.time_s
@@ -68,6 +71,7 @@ class Clock:
         self.start = time.perf_counter()
         self.deadline = limits.deadline(self.start)
         self.max_states = limits.max_states
+        self.max_bytes = None if limits.max_mb is None else limits.max_mb * 2**20
         self.peak_bytes = 0
         self.progress = limits.progress
         self._next_report = self.start + (limits.progress.every if limits.progress is not None else 0.0)
@@ -79,7 +83,9 @@ class Clock:
         return self.deadline is not None and time.perf_counter() > self.deadline
 
     def too_many(self, n_states: int) -> bool:
-        return self.max_states is not None and n_states > self.max_states
+        """Over the state limit, or over the memory limit by the engine's last note_bytes."""
+        return (self.max_states is not None and n_states > self.max_states) or \
+            (self.max_bytes is not None and self.peak_bytes > self.max_bytes)
 
     def report(self, **figures: Any) -> None:
         """Tell the progress listener the engine's figures (depth, frontier, ...), at most every
