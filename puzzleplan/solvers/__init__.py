@@ -13,14 +13,16 @@ def _bfs(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result:
     return bfs.solve(kernel, limits, enumerate_all=enumerate_all)
 
 
-def _ucs(kernel: Kernel, limits: Limits, macro: bool = True, macro_backend: str | None = None) -> Result:
+def _ucs(kernel: Kernel, limits: Limits, macro: bool = True, min_batch: int = 0,
+         macro_backend: str | None = None) -> Result:
     return bestfirst.solve(kernel, limits, use_heuristic=False, name="ucs", macro=macro,
-                           macro_backend=macro_backend)
+                           macro_backend=macro_backend, min_batch=min_batch)
 
 
-def _astar(kernel: Kernel, limits: Limits, macro: bool = True, macro_backend: str | None = None) -> Result:
+def _astar(kernel: Kernel, limits: Limits, macro: bool = True, min_batch: int = 0,
+           macro_backend: str | None = None) -> Result:
     return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar", macro=macro,
-                           macro_backend=macro_backend)
+                           macro_backend=macro_backend, min_batch=min_batch)
 
 
 # engines that search the walk-closed (macro) form of a model declaring Model.walks: api.solve

@@ -22,12 +22,14 @@ from .visited import Growable, StateTable
 
 INF = np.iinfo(np.int64).max // 4
 CHUNK = 1 << 16
+MACRO_BATCH = 2048  # smallest batch worth a macro expansion (closure + mover kernel calls)
 
 
 def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar",
-          macro: bool = True, macro_backend: str | None = None) -> Result:
+          macro: bool = True, macro_backend: str | None = None, min_batch: int = 0) -> Result:
     task = kernel.task
     mk = MacroKernel(kernel, backend=macro_backend) if macro and task.walk_actions else None
+    min_batch = min_batch or (MACRO_BATCH if mk is not None else 1)
     if mk is not None:
         kernel = mk  # type: ignore[assignment]
     heuristic = use_heuristic and task.heuristic is not None
@@ -52,19 +54,29 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
     while buckets and status is None:
         f = min(buckets)
         by_g = buckets[f]
-        g = max(by_g)
-        batch = np.unique(np.concatenate(by_g.pop(g)))
+        # the deepest g-bucket of the least f; shallower ones join while the batch is small (a
+        # batch costs a fixed overhead per kernel call: tiny buckets, as macro walking makes, are
+        # dominated by it).  Every state in the batch has f = f_min, so a goal in it is optimal.
+        picked: list[np.ndarray] = []
+        n_picked = 0
+        while by_g and n_picked < min_batch:
+            g = max(by_g)
+            ids_g = np.unique(np.concatenate(by_g.pop(g)))
+            ids_g = ids_g[(gval.a[ids_g] == g) & (closed_at.a[ids_g] > g)]
+            picked.append(ids_g)
+            n_picked += ids_g.size
         if not by_g:
             del buckets[f]
-        batch = batch[(gval.a[batch] == g) & (closed_at.a[batch] > g)]
+        batch = np.concatenate(picked)
         if batch.size == 0:
             continue
         for lo in range(0, batch.size, CHUNK):
             part = batch[lo: lo + CHUNK]
+            gp = gval.a[part]
             S = kernel.unpack(table.keys[part])
             hit = np.flatnonzero(kernel.goal(S))
             if hit.size:
-                goal_id, goal_cost, status = int(part[hit[0]]), g, "optimal"
+                goal_id, goal_cost, status = int(part[hit[0]]), int(gp[hit[0]]), "optimal"
                 break
             if clock.out_of_time() or clock.too_many(table.size):
                 status = "limit"
@@ -75,7 +87,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
                              frontier=open_n)
             closed_at.ensure(table.size)
             reopened += int(np.count_nonzero(closed_at.a[part] < INF))
-            closed_at.a[part] = g
+            closed_at.a[part] = gp
             succ, par, act, cost = kernel.expand_costs(S)
             expanded += part.size
             generated += succ.shape[0]
@@ -83,7 +95,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             if succ.shape[0] == 0:
                 continue
             K = kernel.canon_pack(succ)
-            g2 = g + cost
+            g2 = gp[par] + cost
             sids, _ = table.insert(K)
             for arr in (parent, action, gval, closed_at):
                 arr.ensure(table.size)
