@@ -129,3 +129,17 @@ def test_solvable_gardens_keep_their_optimum_and_never_run_the_check(tmp_path, n
         r = _solve(loaded, engine)
         assert (r.status, r.cost) == ("optimal", ref.cost), (engine, r.status, r.cost)
         assert "variant_ok" not in r.stats   # the check is lazy: a plan came first
+
+
+# ----------------------------------------------------------------------------- PDR (not wired into an engine)
+@pytest.mark.parametrize("name", sorted(UNSOLVABLE) + ["s3x3o"])
+def test_pdr_agrees_with_bfs_on_tiny_gardens(tmp_path, name):
+    """The experimental IC3/PDR prover: an inductive invariant (re-verified) iff bfs finds no plan."""
+    from puzzleplan.encodings.pdr import prove_unreachable
+
+    rows = UNSOLVABLE.get(name) or SOLVABLE[name]
+    loaded = api.load_task("zpg", _board(tmp_path, name, rows))
+    want = _solve(loaded, "bfs").status == "unsolvable"
+    for backward in (True, False):
+        r = prove_unreachable(loaded.task, backward=backward)
+        assert r.unsolvable is want, (backward, r)

@@ -237,7 +237,8 @@ class Variant:
         if self.threshold is None:
             return ""
         if self.result is None:
-            return f"; the model's variant bounds plans to {self.threshold} steps (not reached)"
+            return (f"; the model's variant bounds plans to {self.threshold} steps (a proof once every "
+                    "horizon up to that is refuted and the variant is verified)")
         return "; " + self.result.describe()
 
     def stats(self) -> dict[str, Any]:
