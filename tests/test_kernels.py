@@ -271,3 +271,32 @@ def test_out_of_domain_successor_is_refused_by_every_kernel_and_the_reference(tm
     S = np.array([[0, 0], [1, 0], [2, 0], [3, 1]])
     assert kernel_successors(loaded.kernel("numpy"), S) == reference_successors(task, S.tolist())
     assert kernel_successors(loaded.kernel("numba"), S) == reference_successors(task, S.tolist())
+
+
+@pytest.mark.parametrize("model,instance,opts", [
+    ("sokoban", "instances/sokoban/microban.xsb", ("level=21",)),
+    ("kwirk", "instances/kwirk/going-up/06_1-6.txt", ()),
+    ("kwirk", "instances/kwirk/heading-out/127.txt", ()),
+    ("zpg", "instances/zpg/puzzlescript-L1.txt", ()),
+    ("sliding", "instances/sliding/eight-depths.txt#walk-2050-020", ()),
+])
+def test_indexed_numpy_successors_equal_the_plain_evaluation(model, instance, opts):
+    """Large batches are split by each action's equality conjunct: same successors, same order."""
+    root = Path(__file__).resolve().parent.parent
+    loaded = load(model, str(root / instance), *opts)
+    task = loaded.task
+    walk = np.array(sample_states(task, SEED, n_walks=12, length=50), dtype=np.int64)
+    S = np.concatenate([walk, random_vectors(task, np.random.default_rng(SEED), 400)])
+    assert S.shape[0] >= 400
+    nk = loaded.kernel("numpy")._np
+    assert any(k is not None for k in nk.key_of)
+    try:
+        nk.INDEX_FROM = 1
+        indexed = nk.successors(S)
+        nk.INDEX_FROM = 1 << 30
+        plain = nk.successors(S)
+    finally:
+        nk.INDEX_FROM = type(nk).INDEX_FROM
+    for a, b in zip(indexed, plain):
+        assert np.array_equal(a, b)
+    assert kernel_successors(loaded.kernel("numpy"), walk[:40]) == reference_successors(task, walk[:40].tolist())

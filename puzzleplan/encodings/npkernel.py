@@ -110,27 +110,49 @@ class NumpyKernel:
         self.lo = np.array([v.lo for v in task.variables], dtype=np.int64)
         self.hi = np.array([v.hi for v in task.variables], dtype=np.int64)
         self.costs = np.array([a.cost for a in task.actions], dtype=np.int64)
+        self.keys, self.key_of = _index_keys(task)
+
+    # a batch at least this large is split by each action's key before its guard is evaluated
+    INDEX_FROM = 256
 
     def successors(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """All (successor, parent row, action index, cost) for a batch, without a loop over states."""
         S = np.asarray(S, dtype=STATE_DTYPE)
         memo: dict[int, np.ndarray] = {}
         outs, parents, acts = [], [], []
+        # the successor-generator trick (as in Fast Downward): an action whose guard requires
+        # "expression == constant" is evaluated only on the rows where that holds, so a large
+        # batch costs what its applicable actions cost rather than every action on every row
+        parts: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]] = {}
+        index = S.shape[0] >= self.INDEX_FROM
+        kvs: dict[int, np.ndarray] = {}
         for k, a in enumerate(self.task.actions):
-            mask = evaluate(a.guard, S, memo)
+            key = self.key_of[k] if index else None
+            if key is not None:
+                if key not in parts:
+                    if key[0] not in kvs:
+                        kvs[key[0]] = evaluate(self.keys[key[0]], S, memo)
+                    rows = np.flatnonzero(kvs[key[0]] == key[1])
+                    parts[key] = (rows, S[rows], {})
+                rows, Sv, mv = parts[key]
+                if rows.size == 0:
+                    continue
+            else:
+                rows, Sv, mv = None, S, memo
+            mask = evaluate(a.guard, Sv, mv)
             idx = np.flatnonzero(mask)
             if idx.size == 0:
                 continue
-            T = S[idx].copy()
+            T = Sv[idx].copy()
             for eff in a.effects:
-                val = evaluate(eff.value, S, memo)[idx]
+                val = evaluate(eff.value, Sv, mv)[idx]
                 if eff.cond is None:
                     T[:, eff.var] = val
                 else:
-                    c = evaluate(eff.cond, S, memo)[idx]
+                    c = evaluate(eff.cond, Sv, mv)[idx]
                     T[:, eff.var] = np.where(c, val, T[:, eff.var])
             outs.append(T)
-            parents.append(idx)
+            parents.append(idx if rows is None else rows[idx])
             acts.append(np.full(idx.size, k, dtype=np.int64))
         if not outs:
             empty = np.zeros((0, S.shape[1]), dtype=STATE_DTYPE)
@@ -167,3 +189,25 @@ class NumpyKernel:
             order = np.argsort(key, axis=1, kind="stable")
             S[:, objs] = np.take_along_axis(vals, order[:, :, None], axis=1)
         return S
+
+
+def _index_keys(task: Task) -> tuple[dict[int, Expr], list[tuple[int, int] | None]]:
+    """Per action, an equality conjunct ``expression == constant`` of its guard to index it by.
+
+    Where a guard has several, the expression that most actions test wins (an agent's cell
+    rather than one block's), so the rows are split once for many actions.
+    """
+    cands: list[list[tuple[int, int]]] = []
+    nodes: dict[int, Expr] = {}
+    count: dict[int, int] = {}
+    for a in task.actions:
+        mine = []
+        for c in (a.guard.args if a.guard.op == "and" else (a.guard,)):
+            if c.op == "eq" and c.args[1].op == "const" and c.args[0].op != "const":
+                mine.append((id(c.args[0]), int(c.args[1].val)))  # type: ignore[arg-type]
+                nodes[id(c.args[0])] = c.args[0]
+        cands.append(mine)
+        for n in {i for i, _ in mine}:
+            count[n] = count.get(n, 0) + 1
+    key_of = [max(m, key=lambda kv: count[kv[0]]) if m else None for m in cands]
+    return nodes, key_of
