@@ -29,7 +29,8 @@ Tie-breaks (fewest moves among push-optimal plans and vice versa) are not modell
 Heuristic: sum over boxes of dist[box] -- every box needs at least that many pushes of its
 own, one push moves one box, so the sum never exceeds the pushes still needed; and every push
 is also a move, so it never exceeds the moves still needed either: admissible for both metrics.
-Option ``heuristic=matching`` (up to 5 boxes) takes the larger of that and the cheapest
+Option ``heuristic=bipartite`` takes the larger of that and the goal-side sum (each goal's
+nearest box); ``heuristic=matching`` (up to 5 boxes) the larger of ``nearest`` and the cheapest
 assignment of boxes to distinct goals (see ``_matching``); ``prune=freeze`` adds 2x2 freeze
 deadlocks to the dead squares.
 
@@ -72,8 +73,10 @@ OPTIONS = [
     Option("metric", "pushes", "what one unit of cost is: 'moves' = every player step, "
            "'pushes' = only steps that push a box", choices=("moves", "pushes")),
     Option("heuristic", "nearest", "'nearest' = sum of each box's push distance to its nearest goal; "
-           "'matching' = the larger of that and the cheapest assignment of boxes to distinct goals "
-           "(levels of up to 5 boxes; more fall back to 'nearest')", choices=("nearest", "matching")),
+           "'bipartite' = the larger of that and, summed over goals, the distance of the nearest box; "
+           "'matching' = the larger of 'nearest' and the cheapest assignment of boxes to distinct goals "
+           "(levels of up to 5 boxes; more fall back to 'bipartite')",
+           choices=("nearest", "bipartite", "matching")),
     Option("level", "1", "which level of the file: its 1-based number or its title"),
     Option("prune", "dead", "'dead' = never push a box onto a dead square; 'freeze' = also never "
            "complete a 2x2 block of boxes and walls holding a box off its goal; 'none' = no pruning",
@@ -348,6 +351,11 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     nearest = Sum(dist[x] for x in box)
     if heuristic == "matching" and K <= MATCHING_MAX_BOXES:
         m.heuristic(Max(nearest, _matching(b, box, far)), admissible=True)
+    elif heuristic != "nearest":
+        # every goal ends with a box of its own, which needs at least its distance to that goal in
+        # pushes of its own: summed over goals, the nearest box's distance is a lower bound too
+        per_goal = [Table([far if x is None else x for x in b._pull_distances([g])], far) for g in b.goals]
+        m.heuristic(Max(nearest, Sum(Min(*[t[x] for x in box]) for t in per_goal)), admissible=True)
     else:
         m.heuristic(nearest, admissible=True)
     rc = b.rc

@@ -155,7 +155,7 @@ def test_pruning_keeps_the_optimum_and_the_heuristic_never_overestimates(tmp_pat
         plain = loaded(tmp_path, rows, f"metric={metric}", "prune=none")
         hstar = cost_to_go(plain.task)
         assert any(h is None for h in hstar.values())            # there are hopeless states
-        for heuristic in ("nearest", "matching"):
+        for heuristic in ("nearest", "bipartite", "matching"):
             est = loaded(tmp_path, rows, f"metric={metric}", "prune=none", f"heuristic={heuristic}")
             for s, h in hstar.items():
                 if h is not None:
