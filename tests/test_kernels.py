@@ -299,4 +299,5 @@ def test_indexed_numpy_successors_equal_the_plain_evaluation(model, instance, op
         nk.INDEX_FROM = type(nk).INDEX_FROM
     for a, b in zip(indexed, plain):
         assert np.array_equal(a, b)
-    assert kernel_successors(loaded.kernel("numpy"), walk[:40]) == reference_successors(task, walk[:40].tolist())
+    few = walk[:40]
+    assert kernel_successors(loaded.kernel("numpy"), few) == reference_successors(task, few.tolist())
