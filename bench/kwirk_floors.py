@@ -45,7 +45,9 @@ def one(a: argparse.Namespace, f: str, row: dict[str, str]) -> dict:
     """Solve one floor in this process and return its table row."""
     t0 = time.perf_counter()
     loaded = api.load_task("kwirk", str(DATA / f))
-    res = api.solve(loaded, a.engine, Limits(time_s=a.time_limit, max_states=a.max_states), kernel=a.kernel)
+    opts = api.engine_options(a.engine, a.E or [], loaded.task)
+    res = api.solve(loaded, a.engine, Limits(time_s=a.time_limit, max_states=a.max_states), kernel=a.kernel,
+                    **opts)
     wall = time.perf_counter() - t0
     labels = api.plan_labels(loaded.task, res.plan) if res.plan else []
     opt = int(row["step_optimum"]) if row["step_optimum"] else None
@@ -58,6 +60,7 @@ def one(a: argparse.Namespace, f: str, row: dict[str, str]) -> dict:
             "states": st.get("states"), "expanded": st.get("expanded"), "peak_mb": st.get("peak_mb"),
             "rss_peak_mb": st.get("rss_peak_mb"), "search_s": st.get("time_s"), "wall_s": round(wall, 2),
             "verified": st.get("verified"), "time_limit_s": a.time_limit, "max_states": a.max_states,
+            "lower_bound": st.get("lower_bound"), "engine_options": a.E or [],
             "actions": len(loaded.task.actions), "plan": "".join(labels)}
 
 
@@ -68,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--max-states", type=int, default=60_000_000)
     ap.add_argument("-k", default="", help="only files whose name contains this text")
+    ap.add_argument("-E", action="append", metavar="KEY=VALUE", help="engine option (e.g. macro=false)")
     ap.add_argument("--out", default=str(ROOT / "results" / "kwirk-floors.json"))
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)   # internal: one floor, JSON on stdout
     a = ap.parse_args(argv)
@@ -84,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         # one process per floor: the peak RSS is that floor's, and a crash ends one row only
         cmd = [sys.executable, __file__, "--one", f, "--engine", a.engine, "--kernel", a.kernel,
                "--time-limit", str(a.time_limit), "--max-states", str(a.max_states)]
+        cmd += [x for e in a.E or [] for x in ("-E", e)]
         t0 = time.perf_counter()
         p = subprocess.run(cmd, capture_output=True, text=True)
         try:
