@@ -143,3 +143,13 @@ def test_pdr_agrees_with_bfs_on_tiny_gardens(tmp_path, name):
     for backward in (True, False):
         r = prove_unreachable(loaded.task, backward=backward)
         assert r.unsolvable is want, (backward, r)
+
+
+@pytest.mark.parametrize("engine", ["sat", "cpsat"])
+def test_a_horizon_cap_at_the_threshold_proves_below_it_does_not(tmp_path, engine):
+    loaded = api.load_task("zpg", _board(tmp_path, "u3x4", UNSOLVABLE["u3x4"]))
+    threshold = check_variant(loaded.task).threshold   # type: ignore[union-attr]
+    at = api.solve(loaded, engine, Limits(time_s=60), kernel="numpy", horizon=threshold)
+    below = api.solve(loaded, engine, Limits(time_s=60), kernel="numpy", horizon=threshold - 1)
+    assert at.status == "unsolvable" and f"at most {threshold} steps" in at.proof
+    assert below.status == "unknown"

@@ -197,15 +197,16 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                 return Result("optimal", "cpsat", cost, plan, run.stats(horizon=H),
                               proof=f"no plan of cost <= {cost - 1} within {H} steps (INFEASIBLE), "
                                     f"and a cheaper loop-free plan has at most {H} steps{bound_note()}")
-            if fixed:
-                return Result("unknown", "cpsat", stats=run.stats(horizon=H),
-                              message=f"no plan of at most {H} steps", proof=f"INFEASIBLE at horizon {H}")
-            refuted = H
             vt = variant.threshold
             if vt is not None and H >= vt and variant.result is None and variant.verified():
                 return Result("unsolvable", "cpsat", stats=run.stats(horizon=H, **variant.stats()),
                               proof=f"INFEASIBLE at horizon {H}; "
                                     f"{variant.result.describe()}")  # type: ignore[union-attr]
+            if fixed:
+                return Result("unknown", "cpsat", stats=run.stats(horizon=H, **variant.stats()),
+                              message=f"no plan of at most {H} steps{variant.note()}",
+                              proof=f"INFEASIBLE at horizon {H}")
+            refuted = H
             if H + 1 >= state_bound():  # a loop-free plan would have fitted
                 return Result("unsolvable", "cpsat", stats=run.stats(horizon=H),
                               proof=f"INFEASIBLE at horizon {H}; a loop-free plan has fewer than "
