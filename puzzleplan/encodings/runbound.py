@@ -77,7 +77,7 @@ def zero_cost_run_bound(task: Task, invariants: Invariants | None = None, deadli
                                  for v in changing for w, lit in now[v].items())
                 enc.add([enc.noops[L - 1], differ])
             sat.append_formula(enc.drain())
-            answer = _solve(sat, [-enc.noops[L - 1]], deadline)
+            answer = solve_until(sat, [-enc.noops[L - 1]], deadline)
             if answer is None:
                 break
             if not answer:
@@ -85,7 +85,7 @@ def zero_cost_run_bound(task: Task, invariants: Invariants | None = None, deadli
     return RunBound(None, time.perf_counter() - t0, len(free))
 
 
-def _solve(sat: Solver, assumptions: list[int], deadline: float | None) -> bool | None:
+def solve_until(sat: Solver, assumptions: list[int], deadline: float | None) -> bool | None:
     """A SAT call that gives up (None) at the deadline, in conflict-budgeted slices."""
     if deadline is None:
         return sat.solve(assumptions=assumptions)

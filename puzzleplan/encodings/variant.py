@@ -35,6 +35,7 @@ from pysat.solvers import Solver
 from ..ir.task import Task
 from ..lang.expr import Add, Expr, bounds, variables_of
 from ..lang.variant import variant_of
+from .runbound import solve_until
 from .sat import TOP, CnfPlan, Invariants, evaluate, relaxed_fixpoint
 
 
@@ -159,18 +160,11 @@ def check_variant(task: Task, invariants: Invariants | None = None, deadline: fl
 
 
 def _solve(sat: Solver, assumptions: list[int], deadline: float | None) -> bool | None:
-    """A SAT call that gives up (None) at the deadline, in conflict-budgeted slices."""
+    """runbound.solve_until, with the encoder's constant literals (TOP, -TOP) resolved first."""
     assumptions = [a for a in assumptions if a != TOP]
     if -TOP in assumptions:
         return False
-    if deadline is None:
-        return sat.solve(assumptions=assumptions)
-    while time.perf_counter() < deadline:
-        sat.conf_budget(20_000)
-        r = sat.solve_limited(assumptions=assumptions)
-        if r is not None:
-            return r
-    return None
+    return solve_until(sat, assumptions, deadline)
 
 
 __all__ = ["VariantCheck", "check_variant", "linear_terms"]
