@@ -23,7 +23,7 @@ from .lang.csp import CspModel
 from .lang.errors import EXIT_UNKNOWN_ENGINE, ModelError, OptionError, PuzzleError
 from .lang.model import Model, Option
 from .lang.records import Record, select_record
-from .solvers import CSP_ONLY, ENGINES, MACRO, TASK_ONLY, Limits, Result
+from .solvers import CSP_ONLY, ENGINES, TASK_ONLY, Limits, Result, uses_macro
 from .verify.reference import check_plan
 
 EXIT_OK = 0
@@ -161,25 +161,12 @@ class Loaded:
         if backend not in BACKENDS:
             raise OptionError(f"unknown kernel {backend!r} (choose from {', '.join(BACKENDS)})")
         if backend not in self.kernels:
-            try:
-                self.kernels[backend] = make_kernel(self.task, backend)
-            except PuzzleError:
-                raise
-            except (RecursionError, MemoryError, _numba_error()) as e:
-                if backend != "numba":
-                    raise
-                self.kernel_note = (f"numba could not compile this task's kernel ({type(e).__name__}); "
-                                    "used the numpy kernel")
-                self.kernels[backend] = self.kernel("numpy")
+            k = make_kernel(self.task, backend, fallback=True)
+            if k.backend != backend:
+                self.kernel_note = ("numba could not compile this task's kernel; used the numpy kernel")
+                self.kernels.setdefault(k.backend, k)
+            self.kernels[backend] = k
         return self.kernels[backend]
-
-
-def _numba_error() -> type[BaseException]:
-    try:
-        from numba.core.errors import NumbaError
-    except ImportError:  # pragma: no cover - numba is a dependency
-        return RecursionError
-    return NumbaError
 
 
 def load_task(model: str | ModuleType, instance: str, options: list[str] | None = None) -> Loaded:
@@ -287,7 +274,7 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
     if engine in CSP_ONLY:
         raise OptionError(f"engine {engine} works on constraint models only; "
                           f"{getattr(loaded.model, 'NAME', loaded.task.name)} is a transition model")
-    if engine in MACRO and loaded.task.walk_actions and engine_options.get("macro", True):
+    if uses_macro(engine, loaded.task, engine_options):
         k = loaded.kernel("numpy")
         engine_options = {**engine_options, "macro_backend": kernel}
     else:

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import api
 from ..lang.errors import PuzzleError
-from ..solvers import MACRO, Limits, Result
+from ..solvers import Limits, Result, uses_macro
 from ..verify import reference
 from .suite import Instance, RunSet, Suite, interpret_expected
 from .table import table
@@ -124,9 +124,8 @@ def _run_instance(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], eng
         expected, note = interpret_expected(inst.expected_raw, start_is_goal, rs.zero_means_unsolvable)
         t1 = time.perf_counter()
         # macro-walking engines compile their own sub-kernels (api.solve): the full one would be unused
-        macro_only = bool(loaded.task.walk_actions) and all(e in MACRO for e in engines) \
-            if not constraint else False
-        if not constraint and not macro_only:
+        if not constraint and not all(uses_macro(e, loaded.task, rs.engine_options.get(e, {}))
+                                      for e in engines):
             loaded.kernel(rs.kernel)
         kernel_s = time.perf_counter() - t1
     except PuzzleError as e:

@@ -148,9 +148,19 @@ class CompiledKernel(Kernel):
         return S
 
 
-def make_kernel(task: Task, backend: str = "numba") -> Kernel:
+def make_kernel(task: Task, backend: str = "numba", fallback: bool = False) -> Kernel:
+    """``fallback``: where numba cannot compile the task (recursion or memory exhausted by a very
+    large generated kernel), return the numpy kernel instead -- same semantics, slower; the
+    caller sees it in ``kernel.backend``."""
     if backend == "numba":
-        return CompiledKernel(task)
+        if not fallback:
+            return CompiledKernel(task)
+        from numba.core.errors import NumbaError
+
+        try:
+            return CompiledKernel(task)
+        except (RecursionError, MemoryError, NumbaError):
+            return Kernel(task)
     if backend == "numpy":
         return Kernel(task)
     raise ValueError(f"unknown kernel backend {backend!r} (choose from {', '.join(BACKENDS)})")

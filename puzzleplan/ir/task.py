@@ -175,6 +175,10 @@ class Task:
             out.append(f"  var {v.name} in {v.lo}..{v.hi} init {v.init}{' (aux)' if v.aux else ''}")
         for g in self.groups:
             out.append("  interchangeable: " + " ".join("(" + ",".join(names[i] for i in o) + ")" for o in g))
+        if self.walk_actions:
+            schemas = sorted({self.actions[i].name for i in self.walk_actions})
+            out.append(f"  walks ({'reversible' if self.walk_reversible else 'one-way'}): "
+                       + ", ".join(schemas) + f" ({len(self.walk_actions)} ground actions)")
         for a in self.actions:
             out.append(f"  action {a.label} cost {a.cost}")
             out.append(f"    when {to_text(a.guard, names)}")

@@ -31,6 +31,11 @@ def _astar(kernel: Kernel, limits: Limits, macro: bool = True, min_batch: int = 
 MACRO = frozenset({"ucs", "astar"})
 
 
+def uses_macro(engine: str, task: object, options: dict) -> bool:
+    """Whether this run searches the macro form (the rule bestfirst.solve applies, for its callers)."""
+    return engine in MACRO and bool(getattr(task, "walk_actions", None)) and options.get("macro", True)
+
+
 def _idastar(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
     return idastar.solve(kernel, limits, max_depth=max_depth)
 
@@ -71,4 +76,4 @@ DESCRIPTIONS = {
           "(transition models declaring script()); -O preset=paper: the published one",
 }
 
-__all__ = ["MACRO", "CSP_ONLY", "DESCRIPTIONS", "ENGINES", "TASK_ONLY", "Limits", "Result"]
+__all__ = ["MACRO", "uses_macro", "CSP_ONLY", "DESCRIPTIONS", "ENGINES", "TASK_ONLY", "Limits", "Result"]

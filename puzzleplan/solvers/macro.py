@@ -28,7 +28,6 @@ from dataclasses import replace
 import numpy as np
 
 from ..encodings.kernel import Kernel, make_kernel
-from ..ir.task import Task
 from ..lang.errors import ModelError
 from ..lang.expr import walk as nodes_of
 from .visited import StateTable
@@ -38,20 +37,8 @@ GOAL_WALK = -1   # the action id of "walk to a goal state" on a parent chain
 CHUNK = 1024     # origins per closure: their walk regions stay in memory together
 
 
-def _kernel(task: Task, backend: str) -> Kernel:
-    """A sub-task's kernel; numpy where numba cannot compile it (as api.Loaded.kernel does)."""
-    from numba.core.errors import NumbaError
-
-    try:
-        return make_kernel(task, backend)
-    except (RecursionError, MemoryError, NumbaError):
-        if backend == "numpy":
-            raise
-        return make_kernel(task, "numpy")
-
-
 class MacroKernel:
-    """A kernel over post-action states; same interface as ``Kernel`` plus ``expand_costs``."""
+    """A kernel over post-action states: what bestfirst uses of ``Kernel`` (``expand_costs``, goal, ...)."""
 
     def __init__(self, base: Kernel, normalise: bool = True, graph: bool = True, backend: str | None = None):
         task = base.task
@@ -77,7 +64,8 @@ class MacroKernel:
         sub = dict(walk_actions=[], heuristic=None)
         self._walk_task = replace(task, actions=[task.actions[i] for i in walk], **sub)
         self._walker: Kernel | None = None
-        self.mover = _kernel(replace(task, actions=[task.actions[i] for i in rest], **sub), self.backend)
+        self.mover = make_kernel(replace(task, actions=[task.actions[i] for i in rest], **sub), self.backend,
+                                 fallback=True)
         self.normalise = bool(normalise and self.step == 0 and task.walk_reversible)
         written = {e.var for i in walk for e in task.actions[i].effects}
         read = {int(n.val) for n in nodes_of([task.goal]) if n.op == "var"}  # type: ignore[arg-type]
@@ -91,7 +79,8 @@ class MacroKernel:
     def walker(self) -> Kernel:
         """The walk actions' kernel: compiled only when the generic closure needs it (plans use numpy)."""
         if self._walker is None:
-            self._walker = _kernel(self._walk_task, "numpy" if self.graph is not None else self.backend)
+            self._walker = make_kernel(self._walk_task, "numpy" if self.graph is not None else self.backend,
+                                       fallback=True)
         return self._walker
 
     # the closure ------------------------------------------------------------------
@@ -149,10 +138,6 @@ class MacroKernel:
             z = np.zeros(0, dtype=np.int64)
             return np.zeros((0, self.n_vars), dtype=np.int64), z, z.copy(), z.copy()
         return np.concatenate(succs), np.concatenate(pars), np.concatenate(acts), np.concatenate(costs)
-
-    def expand(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        succ, par, act, _ = self.expand_costs(S)
-        return succ, par, act
 
     def goal(self, S: np.ndarray) -> np.ndarray:
         if not (self.normalise and self.goal_walks):
@@ -222,7 +207,7 @@ class MacroKernel:
 
     def _one_step(self, state: np.ndarray, a: int, want: np.ndarray | None,
                   edge: int) -> tuple[list[int] | None, np.ndarray]:
-        rows, parent, wact = [state], [np.array([-1])], [np.array([-1])]
+        parent, wact = [np.array([-1])], [np.array([-1])]
         table = StateTable(self.n_words)
         table.insert(self.base.canon_pack(state))
         layer, d, base_id = state, 0, 0
@@ -240,7 +225,6 @@ class MacroKernel:
                 return path, nxt
             succ, par, act = self.walker.expand(layer)
             _, new = table.insert(self.base.canon_pack(succ))
-            rows.append(succ[new])
             parent.append(base_id + par[new])
             wact.append(self.walk_idx[act[new]])
             base_id += layer.shape[0]

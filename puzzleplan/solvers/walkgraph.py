@@ -68,17 +68,12 @@ class WalkGraph:
         """
         from dataclasses import replace
 
-        from numba.core.errors import NumbaError
-
         from ..encodings.kernel import make_kernel
         from ..ir.task import GroundAction
 
         acts = [GroundAction("edge", f"edge{k}", r, (), 0) for k, r in enumerate(self.rest)]
-        try:
-            self._kernel = make_kernel(replace(task, actions=acts, walk_actions=[], heuristic=None,
-                                               groups=[]), backend)
-        except (RecursionError, MemoryError, NumbaError):
-            self._kernel = None       # numpy evaluation, slower, same answer
+        self._kernel = make_kernel(replace(task, actions=acts, walk_actions=[], heuristic=None, groups=[]),
+                                   backend, fallback=True)
 
     def closure(self, S: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(states, origin row, walking cost), origins first: every state walkable from each row of S."""
@@ -87,9 +82,10 @@ class WalkGraph:
         if self.selector is None:
             grp = np.zeros(n, dtype=np.int64)
         else:
-            lookup = {v: g for g, v in enumerate(self.sel_values)}
             sel = S[:, self.selector]
-            grp = np.array([lookup.get(int(v), -1) for v in sel], dtype=np.int64)
+            grp = np.full(sel.shape[0], -1, dtype=np.int64)
+            for g, v in enumerate(self.sel_values):      # one pass per agent, not per row
+                grp[sel == v] = g
         agent = np.array(self.agents, dtype=np.int64)[np.maximum(grp, 0)]
         start = S[np.arange(n), agent] - self.lo
         dist = np.full((n, self.size), -1, dtype=np.int32)
