@@ -2,6 +2,7 @@
 per-level search time limit, checked against the optima table in instances/sokoban/README.md.
 
 Usage: python bench/sokoban_microban.py [--first N] [--time-limit S] [--out results/sokoban-microban.json]
+       [--heuristic nearest|bipartite|matching] [--prune dead|freeze|none] [--metrics pushes,moves]
        python bench/sokoban_microban.py --suite xsokoban --out results/sokoban-xsokoban.json
 
 ``--suite xsokoban`` runs the 90 original levels instead; they have no optima table, so solved
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--kernel", default="numba")
     ap.add_argument("--prune", default="dead", choices=("dead", "freeze", "none"))
+    ap.add_argument("--heuristic", default="matching", choices=("nearest", "bipartite", "matching"))
+    ap.add_argument("--metrics", default="pushes,moves", help="comma-separated: which metrics to run")
     ap.add_argument("--no-macro", dest="macro", action="store_false",
                     help="search the unit-step form (every walking step a state) instead of macro walking")
     ap.add_argument("--out", default=str(ROOT / "results" / "sokoban-microban.json"))
@@ -64,14 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     table = read_table() if a.suite == "microban" else {}
     runs: list[dict] = []
     report = {"suite": a.suite, "engine": "astar", "kernel": a.kernel, "time_limit_s": a.time_limit,
-              "prune": a.prune, "macro": a.macro,
+              "prune": a.prune, "heuristic": a.heuristic, "macro": a.macro,
               "first_level": a.start, "levels_attempted": 0, "runs": runs}
     bad = 0
     for level in range(a.start, first + 1):
-        for metric in ("pushes", "moves"):
+        for metric in a.metrics.split(","):
             t0 = time.perf_counter()
             L = api.load_task("sokoban", str(levels), [f"level={level}", f"metric={metric}",
-                                                          f"prune={a.prune}"])
+                                                          f"prune={a.prune}", f"heuristic={a.heuristic}"])
             prep = time.perf_counter() - t0
             opts = {} if a.macro else {"macro": False}
             if not a.macro:
@@ -90,12 +93,13 @@ def main(argv: list[str] | None = None) -> int:
                          "table": want, "match": match, "search_s": round(r.stats.get("time_s", 0.0), 3),
                          "prep_s": round(prep, 1), "wall_s": round(wall, 1),
                          "expanded": r.stats.get("expanded"), "states": r.stats.get("states"),
-                         "peak_mb": r.stats.get("peak_mb"), "kernel": kernel,
+                         "peak_mb": r.stats.get("peak_mb"), "lower_bound": r.stats.get("lower_bound"),
+                         "kernel": kernel,
                          **({"note": note} if note else {})})
             print(f"{a.suite} {level} {metric}: {r.status} {r.cost} (table {want}) "
                   f"{r.stats.get('time_s', 0):.2f} s", flush=True)
         report["levels_attempted"] = level - a.start + 1
-        for metric in ("pushes", "moves"):
+        for metric in a.metrics.split(","):
             mine = [x for x in runs if x["metric"] == metric]
             report[f"{metric}_optimal"] = sum(x["status"] == "optimal" for x in mine)
             report[f"{metric}_in_table"] = sum(table.get(x["level"], {}).get(metric) is not None

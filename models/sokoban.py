@@ -26,13 +26,14 @@ Metrics (option ``metric``), both 0/1 costs so bfs (0-1 BFS) is exact for both:
     pushes   a push costs 1, a plain step 0: the "pushes" score.
 Tie-breaks (fewest moves among push-optimal plans and vice versa) are not modelled.
 
-Heuristic: sum over boxes of dist[box] -- every box needs at least that many pushes of its
-own, one push moves one box, so the sum never exceeds the pushes still needed; and every push
-is also a move, so it never exceeds the moves still needed either: admissible for both metrics.
-Option ``heuristic=bipartite`` takes the larger of that and the goal-side sum (each goal's
-nearest box); ``heuristic=matching`` (up to 5 boxes) the larger of ``nearest`` and the cheapest
-assignment of boxes to distinct goals (see ``_matching``); ``prune=freeze`` adds 2x2 freeze
-deadlocks to the dead squares.
+Heuristic (option ``heuristic``): ``nearest`` = sum over boxes of dist[box] -- every box needs
+at least that many pushes of its own, one push moves one box, so the sum never exceeds the
+pushes still needed; and every push is also a move, so it never exceeds the moves still needed
+either: admissible for both metrics.  ``bipartite`` takes the larger of that and the goal-side
+sum (each goal's nearest box).  ``matching`` (the default) is the cheapest assignment of boxes
+to distinct goals by per-goal push distances (see ``_matching``: a ``MinAssignment`` node,
+O(K^3) per state); it is never below the other two.  ``prune=freeze`` adds 2x2 freeze deadlocks
+to the dead squares.
 
 Instance files: standard XSB (``#`` wall, `` ``/``-``/``_`` floor, ``$`` box, ``.`` goal,
 ``*`` box on goal, ``@`` player, ``+`` player on goal), several levels per file, each named by
@@ -43,20 +44,19 @@ See docs/models/sokoban.md for why the level is an option and not ``FILE#N``.
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from puzzleplan.lang import (
     Act,
-    Add,
     And,
     Expr,
     If,
     InstanceError,
     Max,
     Min,
+    MinAssignment,
     Model,
     Not,
     Option,
@@ -72,10 +72,10 @@ COMMENT = ";"   # XSB comments; '#' is a wall (the record reader's default comme
 OPTIONS = [
     Option("metric", "pushes", "what one unit of cost is: 'moves' = every player step, "
            "'pushes' = only steps that push a box", choices=("moves", "pushes")),
-    Option("heuristic", "nearest", "'nearest' = sum of each box's push distance to its nearest goal; "
+    Option("heuristic", "matching", "'nearest' = sum of each box's push distance to its nearest goal; "
            "'bipartite' = the larger of that and, summed over goals, the distance of the nearest box; "
-           "'matching' = the larger of 'nearest' and the cheapest assignment of boxes to distinct goals "
-           "(levels of up to 5 boxes; more fall back to 'bipartite')",
+           "'matching' = the cheapest assignment of boxes to distinct goals (Hungarian method; "
+           "never below the other two)",
            choices=("nearest", "bipartite", "matching")),
     Option("level", "1", "which level of the file: its 1-based number or its title"),
     Option("prune", "dead", "'dead' = never push a box onto a dead square; 'freeze' = also never "
@@ -85,7 +85,6 @@ OPTIONS = [
 
 BOARD_CHARS = set("#$.*@+ -_")
 FIRST_BOARD_CHARS = set("#$.*@+-_")
-MATCHING_MAX_BOXES = 5
 DIRS = (("u", -1, 0), ("d", 1, 0), ("l", 0, -1), ("r", 0, 1))
 
 
@@ -278,20 +277,16 @@ def _matching(b: Board, box: list, far: int) -> Expr:
 
     Every goal ends with its own box, a box needs at least its pull distance to its goal in
     pushes of its own, and one push moves one box: the cheapest assignment is a lower bound on the
-    pushes (hence the moves) still needed.  Written as a minimum over all K! assignments, which
-    is symmetric in the boxes (they are interchangeable); fine for the few boxes of small levels.
+    pushes (hence the moves) still needed.  It is symmetric in the boxes (they are
+    interchangeable) and never below ``nearest`` or the goal-side sum, since each box's assigned
+    goal is at least as far as its nearest one and each goal's box at least as far as its nearest.
     """
-    per_goal = []
-    for g in b.goals:
-        d = b._pull_distances([g])
-        per_goal.append(Table([far if x is None else x for x in d], far))
-    K = len(box)
-    return Min(*[Add(*[per_goal[j][box[k]] for k, j in enumerate(perm)])
-                 for perm in itertools.permutations(range(K))])
+    per_goal = [Table([far if x is None else x for x in b._pull_distances([g])], far) for g in b.goals]
+    return MinAssignment([[t[x] for t in per_goal] for x in box])
 
 
 def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "dead",
-          heuristic: str = "nearest") -> Model:
+          heuristic: str = "matching") -> Model:
     lv = data.pick(level)
     b = Board(lv)
     n, K = b.n, len(b.boxes0)
@@ -349,8 +344,8 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     far = n * K + 1                      # a box on a dead square: no plan at all, any bound is admissible
     dist = Table([far if x is None else x for x in b.dist], far)
     nearest = Sum(dist[x] for x in box)
-    if heuristic == "matching" and K <= MATCHING_MAX_BOXES:
-        m.heuristic(Max(nearest, _matching(b, box, far)), admissible=True)
+    if heuristic == "matching":
+        m.heuristic(_matching(b, box, far), admissible=True)
     elif heuristic != "nearest":
         # every goal ends with a box of its own, which needs at least its distance to that goal in
         # pushes of its own: summed over goals, the nearest box's distance is a lower bound too

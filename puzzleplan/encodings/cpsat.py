@@ -58,7 +58,7 @@ from ortools.sat.python import cp_model
 
 from ..ir.task import Task
 from ..lang.errors import ModelError
-from ..lang.expr import BOOL, Expr, walk
+from ..lang.expr import BOOL, Expr, uses_op, walk
 from .sat import Invariants, canonical, concretise, symmetry_groups
 
 _CMP: dict[str, Callable[[int, int], bool]] = {
@@ -279,7 +279,8 @@ class CpPlan:
         step_cost = [sum(task.actions[k].cost * lit for k, lit in self.acts[t].items()
                          if task.actions[k].cost) for t in range(horizon)]
         self.cost = sum(step_cost)
-        if heuristic and task.heuristic is not None and task.heuristic_admissible:
+        if (heuristic and task.heuristic is not None and task.heuristic_admissible
+                and not uses_op(task.heuristic, "assign")):
             unit = task.cost_kind == "unit"
             prefix: Any = 0
             for t in range(horizon + 1):

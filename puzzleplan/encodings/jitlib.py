@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numba as nb
+import numpy as np
 
 
 @nb.njit(cache=True)
@@ -38,3 +39,64 @@ def _bit(bits, size, i, d):  # pragma: no cover - compiled
     if 0 <= i < size:
         return (bits >> i) & 1
     return d
+
+
+@nb.njit(cache=True)
+def _assign(C, n):  # pragma: no cover - compiled
+    """Cheapest assignment of n rows to distinct columns, costs ``C[i*n + j]`` (Hungarian, O(n^3)).
+
+    The compiled twin of ``lang.expr.min_assignment``; tests compare both with brute force.
+    """
+    big = np.int64(1) << 60
+    u = np.zeros(n + 1, dtype=np.int64)
+    v = np.zeros(n + 1, dtype=np.int64)
+    match = np.zeros(n + 1, dtype=np.int64)
+    way = np.zeros(n + 1, dtype=np.int64)
+    minv = np.empty(n + 1, dtype=np.int64)
+    used = np.empty(n + 1, dtype=np.bool_)
+    for i in range(1, n + 1):
+        match[0] = i
+        j0 = 0
+        for j in range(n + 1):
+            minv[j] = big
+            used[j] = False
+        while True:
+            used[j0] = True
+            i0 = match[j0]
+            delta = big
+            j1 = 0
+            for j in range(1, n + 1):
+                if not used[j]:
+                    cur = C[(i0 - 1) * n + j - 1] - u[i0] - v[j]
+                    if cur < minv[j]:
+                        minv[j] = cur
+                        way[j] = j0
+                    if minv[j] < delta:
+                        delta = minv[j]
+                        j1 = j
+            for j in range(n + 1):
+                if used[j]:
+                    u[match[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if match[j0] == 0:
+                break
+        while j0 != 0:
+            j1 = way[j0]
+            match[j0] = match[j1]
+            j0 = j1
+    total = np.int64(0)
+    for j in range(1, n + 1):
+        total += C[(match[j] - 1) * n + j - 1]
+    return total
+
+
+@nb.njit(cache=True)
+def assign_rows(M, n) -> np.ndarray:  # pragma: no cover - compiled
+    """``_assign`` for every row of M (one flattened n x n cost matrix per row)."""
+    out = np.empty(M.shape[0], dtype=np.int64)
+    for r in range(M.shape[0]):
+        out[r] = _assign(M[r], n)
+    return out

@@ -93,6 +93,12 @@ def _eval_node(node: Expr, a: list[np.ndarray], S: np.ndarray, n: int) -> np.nda
         inside = (i >= 0) & (i < len(items))
         picked = np.take_along_axis(stacked, np.clip(i, 0, len(items) - 1)[:, None], axis=1)[:, 0]
         return np.where(inside, picked, default)
+    if op == "assign":
+        # the Hungarian method's loops depend on the data, so rows are solved by one compiled
+        # helper (numba is a base dependency) rather than by masked numpy steps
+        from .jitlib import assign_rows
+
+        return assign_rows(np.stack(a, axis=1), int(node.val))  # type: ignore[arg-type]
     raise ValueError(f"numpy kernel: unknown op {op}")
 
 

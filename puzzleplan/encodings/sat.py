@@ -88,7 +88,7 @@ from pysat.formula import IDPool
 
 from ..ir.task import Task
 from ..lang.errors import ModelError
-from ..lang.expr import BOOL, Expr
+from ..lang.expr import BOOL, Expr, uses_op
 
 TOP = 1  # the first id of every pool: ("top",)
 
@@ -739,7 +739,7 @@ class CnfPlan:
 
     def heuristic_at_most(self, t: int, k: int) -> int:
         """Literal "h(state_t) <= k" for the task's heuristic (``TOP`` when there is none)."""
-        if self.task.heuristic is None:
+        if self.task.heuristic is None or uses_op(self.task.heuristic, "assign"):
             return TOP
         h = self.integer(self.task.heuristic, t)
         good = [v for v in h.values if v <= k]

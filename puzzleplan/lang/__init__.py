@@ -16,6 +16,7 @@ from .expr import (
     Max,
     Member,
     Min,
+    MinAssignment,
     Not,
     Or,
     Sum,
@@ -31,7 +32,7 @@ from .variant import variant
 
 __all__ = [
     "FALSE", "TRUE", "Abs", "Act", "Add", "And", "Count", "CspModel", "Element", "Expr", "If", "Implies",
-    "InstanceError", "Look", "Max", "Member", "Min", "Model", "ModelError", "Not", "Option", "OptionError",
-    "Or", "PuzzleError", "Record", "Sum", "Table", "Tile", "ToInt", "When", "const", "read_records",
-    "split_headers", "records_count", "progress", "script", "variant",
+    "InstanceError", "Look", "Max", "Member", "Min", "MinAssignment", "Model", "ModelError", "Not", "Option",
+    "OptionError", "Or", "PuzzleError", "Record", "Sum", "Table", "Tile", "ToInt", "When", "const",
+    "read_records", "split_headers", "records_count", "progress", "script", "variant",
 ]

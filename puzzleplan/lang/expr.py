@@ -370,6 +370,68 @@ class Table:
         return Expr("table", (i, const(self.default)), self.values, INT)
 
 
+def MinAssignment(costs: Sequence[Sequence[ExprLike]]) -> Expr:
+    """Cheapest way to give each row its own column: min over bijections p of sum costs[i][p(i)].
+
+    Why a node and not a ``Min`` over permutations: the permutations of n rows grow as n!, while
+    the kernels compute the minimum in O(n^3) (the Hungarian method); admissible heuristics that
+    pair objects with distinct targets (boxes with goals) need it for n far beyond 5.
+    ``val`` is n, ``args`` the n*n entries row by row.
+    """
+    rows = [list(r) for r in costs]
+    n = len(rows)
+    if n == 0 or any(len(r) != n for r in rows):
+        raise ValueError("MinAssignment needs a non-empty square matrix of costs")
+    flat = [_as_int(x) for r in rows for x in r]
+    if n == 1:
+        return flat[0]
+    if all(x.is_const for x in flat):
+        return const(min_assignment([int(x.val) for x in flat], n))  # type: ignore[arg-type]
+    return Expr("assign", tuple(flat), n, INT)
+
+
+def min_assignment(flat: Sequence[int], n: int) -> int:
+    """Plain-Python Hungarian method (shortest augmenting paths with potentials), O(n^3).
+
+    The constant folder and the reference checker use it; the kernels use the compiled copy in
+    ``encodings.jitlib`` and tests compare both with a brute force over permutations.
+    """
+    inf = float("inf")
+    u = [0] * (n + 1)
+    v = [0] * (n + 1)
+    match = [0] * (n + 1)                      # match[j]: row (1-based) holding column j, 0 = free
+    way = [0] * (n + 1)
+    for i in range(1, n + 1):
+        match[0] = i
+        j0 = 0
+        minv = [inf] * (n + 1)
+        used = [False] * (n + 1)
+        while True:
+            used[j0] = True
+            i0, delta, j1 = match[j0], inf, 0
+            for j in range(1, n + 1):
+                if not used[j]:
+                    cur = flat[(i0 - 1) * n + j - 1] - u[i0] - v[j]
+                    if cur < minv[j]:
+                        minv[j], way[j] = cur, j0
+                    if minv[j] < delta:
+                        delta, j1 = minv[j], j
+            for j in range(n + 1):
+                if used[j]:
+                    u[match[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if match[j0] == 0:
+                break
+        while j0:
+            j1 = way[j0]
+            match[j0] = match[j1]
+            j0 = j1
+    return int(sum(flat[(match[j] - 1) * n + j - 1] for j in range(1, n + 1)))
+
+
 def Member(x: ExprLike, values: Iterable[int], domain: range) -> Expr:
     """``x in values`` for an ``x`` ranging over ``domain`` (a range from 0)."""
     vs = set(values)
@@ -448,6 +510,8 @@ def to_text(e: Expr, names: Sequence[str] | None = None, depth: int = 0) -> str:
         return f"[{', '.join(items)}][{sub[0]}]"
     if e.op == "not":
         return f"!{sub[0]}"
+    if e.op == "assign":
+        return f"assign{e.val}({', '.join(sub[:8])}{', …' if len(sub) > 8 else ''})"
     return f"{e.op}({', '.join(sub)})"
 
 
@@ -470,6 +534,12 @@ def walk(roots: Iterable[Expr]) -> list[Expr]:
                 if id(a) not in seen:
                     stack.append((a, False))
     return order
+
+
+def uses_op(e: Expr, op: str) -> bool:
+    """Does ``op`` occur under ``e``?  (The SAT and CP-SAT encoders leave out a heuristic holding
+    an ``assign`` node: the heuristic only prunes there, so leaving it out keeps every answer.)"""
+    return any(n.op == op for n in walk([e]))
 
 
 def variables_of(e: Expr) -> set[int]:
@@ -514,6 +584,9 @@ def substitute(e: Expr, values: dict[int, int]) -> Expr:
             out = Table(n.val, a[1].val)[a[0]]  # type: ignore[arg-type]
         elif op == "element":
             out = Element(a[2:], a[0], a[1])
+        elif op == "assign":
+            k = int(n.val)  # type: ignore[arg-type]
+            out = MinAssignment([a[i * k:(i + 1) * k] for i in range(k)])
         else:
             raise ValueError(f"substitute: unknown op {op}")
         memo[id(n)] = out
@@ -565,6 +638,10 @@ def _node_bounds(n: Expr, ab: list[tuple[int, int]], vb: Sequence[tuple[int, int
         return (max(a[0] for a in ab), max(a[1] for a in ab))
     if op == "ite_int":
         return (min(ab[1][0], ab[2][0]), max(ab[1][1], ab[2][1]))
+    if op == "assign":  # n entries are summed, each at least its row's least lower bound
+        k = int(n.val)  # type: ignore[arg-type]
+        rows = [ab[i * k:(i + 1) * k] for i in range(k)]
+        return (sum(min(x[0] for x in r) for r in rows), sum(max(x[1] for x in r) for r in rows))
     if op == "table":
         lo, hi = ab[0]
         vals = list(n.val[max(lo, 0): hi + 1])  # type: ignore[index]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..ir.task import GroundAction, Task
-from ..lang.expr import Expr
+from ..lang.expr import Expr, min_assignment
 
 
 class DomainViolation(Exception):
@@ -47,6 +47,8 @@ def evaluate(e: Expr, state: Sequence[int], memo: dict[int, int] | None = None) 
         i = evaluate(e.args[0], state, memo)
         items = e.args[2:]
         r = evaluate(items[i], state, memo) if 0 <= i < len(items) else evaluate(e.args[1], state, memo)
+    elif op == "assign":
+        r = min_assignment([evaluate(x, state, memo) for x in e.args], int(e.val))  # type: ignore[arg-type]
     else:
         a = [evaluate(x, state, memo) for x in e.args]
         r = _APPLY[op](a)

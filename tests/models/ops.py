@@ -20,6 +20,7 @@ from puzzleplan.lang import (
     Max,
     Member,
     Min,
+    MinAssignment,
     Model,
     Not,
     Or,
@@ -91,5 +92,7 @@ def build(d: dict) -> Model:
                    cost=2, label="fold")
 
     m.goal(And(x == 5, Member(y, [1, 4], range(5))))
-    m.heuristic(Min(Abs(5 - x), 3) + ToInt(pick) + Element([0, 1, 2], z + y, default=1), admissible=False)
+    cheapest = MinAssignment([[x + 3, y, 2], [Abs(x - y), z * 4, 1], [y, t[x], x * y]])   # negatives too
+    m.heuristic(Min(Abs(5 - x), 3) + ToInt(pick) + Element([0, 1, 2], z + y, default=1) + cheapest,
+                admissible=False)
     return m
