@@ -21,10 +21,15 @@ Actions (plans print in the usual LURD notation)
     ``U D L R``  the player steps onto a neighbouring box's square and pushes that box one
                  square on; the square behind it must be empty floor and not dead.
 
-Metrics (option ``metric``), both 0/1 costs so bfs (0-1 BFS) is exact for both:
+Metrics (option ``metric``); the first two are 0/1 costs, so bfs (0-1 BFS) is exact for them:
     moves    every player step costs 1 (pushes included): the classic "moves" score.
     pushes   a push costs 1, a plain step 0: the "pushes" score.
-Tie-breaks (fewest moves among push-optimal plans and vice versa) are not modelled.
+    pushes-moves  fewest pushes, then fewest moves among those (the usual tie-break, what
+             solvers print as "push-optimal pushes/moves"): cost = pushes * W + moves.
+    moves-pushes  fewest moves, then fewest pushes: cost = moves * W + pushes.
+With W = TIE_WEIGHT (2^20) a cost-optimal plan is lexicographically optimal whenever
+moves < W (moves-pushes) or (pushes + 1) * squares <= W (pushes-moves): see
+docs/models/sokoban.md for the argument; ``split_cost`` turns a cost back into the pair.
 
 Heuristic (option ``heuristic``): ``nearest`` = sum over boxes of dist[box] -- every box needs
 at least that many pushes of its own, one push moves one box, so the sum never exceeds the
@@ -71,7 +76,9 @@ NAME = "sokoban"
 COMMENT = ";"   # XSB comments; '#' is a wall (the record reader's default comment marker)
 OPTIONS = [
     Option("metric", "pushes", "what one unit of cost is: 'moves' = every player step, "
-           "'pushes' = only steps that push a box", choices=("moves", "pushes")),
+           "'pushes' = only steps that push a box; 'pushes-moves' / 'moves-pushes' = that one first, "
+           "ties broken by the other (cost = first * 2^20 + second)",
+           choices=("moves", "pushes", "pushes-moves", "moves-pushes")),
     Option("heuristic", "matching", "'nearest' = sum of each box's push distance to its nearest goal; "
            "'bipartite' = the larger of that and, summed over goals, the distance of the nearest box; "
            "'matching' = the cheapest assignment of boxes to distinct goals (Hungarian method; "
@@ -85,6 +92,11 @@ OPTIONS = [
 
 BOARD_CHARS = set("#$.*@+ -_")
 FIRST_BOARD_CHARS = set("#$.*@+-_")
+TIE_WEIGHT = 1 << 20     # the weight of the first count in the tie-broken metrics
+# metric -> (cost of a plain step, cost of a push, factor on the push lower bound of the heuristic)
+COSTS = {"moves": (1, 1, 1), "pushes": (0, 1, 1),
+         "pushes-moves": (1, TIE_WEIGHT + 1, TIE_WEIGHT + 1),
+         "moves-pushes": (TIE_WEIGHT, TIE_WEIGHT + 1, TIE_WEIGHT + 1)}
 DIRS = (("u", -1, 0), ("d", 1, 0), ("l", 0, -1), ("r", 0, 1))
 
 
@@ -271,6 +283,14 @@ class Board:
         return r * self.C + c
 
 
+def split_cost(metric: str, cost: int) -> tuple[int, int]:
+    """(pushes, moves) of a plan from its cost under ``metric``."""
+    if metric in ("pushes-moves", "moves-pushes"):
+        first, second = divmod(cost, TIE_WEIGHT)
+        return (first, second) if metric == "pushes-moves" else (second, first)
+    raise ValueError(f"metric {metric!r} counts one thing only")
+
+
 # ----------------------------------------------------------------------------- the model
 def _matching(b: Board, box: list, far: int) -> Expr:
     """Minimum-cost assignment of boxes to distinct goals, by per-goal push distances.
@@ -294,7 +314,7 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     player = m.var("player", 0, n - 1, b.player0)
     box = [m.var(f"box[{k}]", 0, n - 1, b.boxes0[k]) for k in range(K)]
     occ = m.view("occ", [Or(*[box[k] == i for k in range(K)]) for i in range(n)])
-    walk_cost = 1 if metric == "moves" else 0
+    walk_cost, push_cost, h_factor = COSTS[metric]
 
     @m.action("walk", i=range(n), d=DIRS)
     def walk(i: int, d: tuple[str, int, int]) -> Act | None:
@@ -336,7 +356,7 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
         if prune == "freeze":
             guard = And(guard, *[Not(f) for f in frozen_blocks(to, at)])
         return Act(guard=guard,
-                   effects={player: at, box[k]: to}, cost=1, label=d[0].upper())
+                   effects={player: at, box[k]: to}, cost=push_cost, label=d[0].upper())
 
     m.interchangeable([(x,) for x in box])
     m.walks("walk", reversible=True)   # player-reachability: ucs/astar store only post-push states
@@ -345,14 +365,16 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     dist = Table([far if x is None else x for x in b.dist], far)
     nearest = Sum(dist[x] for x in box)
     if heuristic == "matching":
-        m.heuristic(_matching(b, box, far), admissible=True)
+        pushes_left = _matching(b, box, far)
     elif heuristic != "nearest":
         # every goal ends with a box of its own, which needs at least its distance to that goal in
         # pushes of its own: summed over goals, the nearest box's distance is a lower bound too
         per_goal = [Table([far if x is None else x for x in b._pull_distances([g])], far) for g in b.goals]
-        m.heuristic(Max(nearest, Sum(Min(*[t[x] for x in box]) for t in per_goal)), admissible=True)
+        pushes_left = Max(nearest, Sum(Min(*[t[x] for x in box]) for t in per_goal))
     else:
-        m.heuristic(nearest, admissible=True)
+        pushes_left = nearest
+    # each push still needed costs push_cost >= h_factor, plain steps cost >= 0: admissible
+    m.heuristic(pushes_left * h_factor, admissible=True)
     rc = b.rc
 
     @m.display

@@ -58,7 +58,7 @@ from ortools.sat.python import cp_model
 
 from ..ir.task import Task
 from ..lang.errors import ModelError
-from ..lang.expr import BOOL, Expr, uses_op, walk
+from ..lang.expr import BOOL, Expr, min_assignment, relax_assignments, walk
 from .sat import Invariants, canonical, concretise, symmetry_groups
 
 _CMP: dict[str, Callable[[int, int], bool]] = {
@@ -146,6 +146,8 @@ def _values(n: Expr, a: list[frozenset[int]], vs: Sequence[frozenset[int]], limi
             lo_hi = _interval(f, acc, s)
             acc = _pairs(acc, s, f, limit, lo_hi)
         return acc
+    if op == "assign" and all(len(x) == 1 for x in a):   # a known state (the initial h)
+        return frozenset((min_assignment([next(iter(x)) for x in a], int(n.val)),))  # type: ignore[arg-type]
     raise CpEncodingError(f"CP-SAT encoding: no rule for expression op {op!r}")
 
 
@@ -279,12 +281,12 @@ class CpPlan:
         step_cost = [sum(task.actions[k].cost * lit for k, lit in self.acts[t].items()
                          if task.actions[k].cost) for t in range(horizon)]
         self.cost = sum(step_cost)
-        if (heuristic and task.heuristic is not None and task.heuristic_admissible
-                and not uses_op(task.heuristic, "assign")):
+        if heuristic and task.heuristic is not None and task.heuristic_admissible:
             unit = task.cost_kind == "unit"
             prefix: Any = 0
+            hx = relax_assignments(task.heuristic)
             for t in range(horizon + 1):
-                h, _ = self.integer(task.heuristic, t)
+                h, _ = self.integer(hx, t)
                 self._add(prefix + h <= self.cost)
                 if unit:
                     self._add(h <= horizon - t)

@@ -88,7 +88,7 @@ from pysat.formula import IDPool
 
 from ..ir.task import Task
 from ..lang.errors import ModelError
-from ..lang.expr import BOOL, Expr, uses_op
+from ..lang.expr import BOOL, Expr, relax_assignments
 
 TOP = 1  # the first id of every pool: ("top",)
 
@@ -207,6 +207,7 @@ class CnfPlan:
         self.noops: list[int] = []
         self.fixpoint_at: int | None = None    # first t with the value sets equal to those of t-1
         self._max_cost = max((a.cost for a in task.actions), default=0)
+        self._hx: Expr | None = None          # the heuristic as posted (relax_assignments)
         self.free_run: int | None = None       # see limit_free_runs
 
     # ------------------------------------------------------------------ plumbing
@@ -739,9 +740,11 @@ class CnfPlan:
 
     def heuristic_at_most(self, t: int, k: int) -> int:
         """Literal "h(state_t) <= k" for the task's heuristic (``TOP`` when there is none)."""
-        if self.task.heuristic is None or uses_op(self.task.heuristic, "assign"):
+        if self.task.heuristic is None:
             return TOP
-        h = self.integer(self.task.heuristic, t)
+        if self._hx is None:
+            self._hx = relax_assignments(self.task.heuristic)
+        h = self.integer(self._hx, t)
         good = [v for v in h.values if v <= k]
         if len(good) == len(h.values):
             return TOP

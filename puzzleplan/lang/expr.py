@@ -536,12 +536,6 @@ def walk(roots: Iterable[Expr]) -> list[Expr]:
     return order
 
 
-def uses_op(e: Expr, op: str) -> bool:
-    """Does ``op`` occur under ``e``?  (The SAT and CP-SAT encoders leave out a heuristic holding
-    an ``assign`` node: the heuristic only prunes there, so leaving it out keeps every answer.)"""
-    return any(n.op == op for n in walk([e]))
-
-
 def variables_of(e: Expr) -> set[int]:
     return {n.val for n in walk([e]) if n.op == "var"}  # type: ignore[misc]
 
@@ -552,12 +546,27 @@ def substitute(e: Expr, values: dict[int, int]) -> Expr:
     Used to specialise a guard to a known value of one variable (macro walking reads the rest
     of a walk action's guard once per state, with the walker's own position fixed).
     """
+    return _rebuild(e, values, relax=False)
+
+
+def relax_assignments(e: Expr) -> Expr:
+    """``e`` with every ``MinAssignment`` replaced by the larger of its row-minima and
+    column-minima sums: never above it, so an admissible heuristic stays admissible, and made
+    of nodes the SAT and CP-SAT encoders can post."""
+    return _rebuild(e, {}, relax=True)
+
+
+def _rebuild(e: Expr, values: dict[int, int], relax: bool) -> Expr:
     memo: dict[int, Expr] = {}
     for n in walk([e]):
         a = [memo[id(x)] for x in n.args]
         op = n.op
         if op == "var":
             out = const(values[n.val]) if n.val in values else n  # type: ignore[index]
+        elif op == "assign" and relax:
+            k = int(n.val)  # type: ignore[arg-type]
+            rows = [a[i * k:(i + 1) * k] for i in range(k)]
+            out = Max(Add(*[Min(*r) for r in rows]), Add(*[Min(*c) for c in zip(*rows)]))
         elif op == "const" or all(x is y for x, y in zip(a, n.args)):
             out = n
         elif op == "add":

@@ -17,7 +17,7 @@ import numpy as np
 from ..encodings.kernel import Kernel
 from .macro import MacroKernel
 from .plan import chain, concretise
-from .result import Clock, Limits, Result
+from .result import Clock, Limits, OutOfTime, Result
 from .visited import Growable, StateTable
 
 INF = np.iinfo(np.int64).max // 4
@@ -34,6 +34,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         kernel = mk  # type: ignore[assignment]
     heuristic = use_heuristic and task.heuristic is not None
     clock = Clock(limits)
+    if mk is not None:
+        mk.clock = clock
     table = StateTable(kernel.n_words)
     parent = Growable(np.int64, -1)
     action = Growable(np.int64, -1)
@@ -74,7 +76,11 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             part = batch[lo: lo + CHUNK]
             gp = gval.a[part]
             S = kernel.unpack(table.keys[part])
-            hit = np.flatnonzero(kernel.goal(S))
+            try:
+                hit = np.flatnonzero(kernel.goal(S))
+            except OutOfTime:
+                status = "limit"
+                break
             if hit.size:
                 goal_id, goal_cost, status = int(part[hit[0]]), int(gp[hit[0]]), "optimal"
                 break
@@ -88,13 +94,17 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             closed_at.ensure(table.size)
             reopened += int(np.count_nonzero(closed_at.a[part] < INF))
             closed_at.a[part] = gp
-            succ, par, act, cost = kernel.expand_costs(S)
+            try:
+                succ, par, act, cost = kernel.expand_costs(S)
+                K = kernel.canon_pack(succ) if succ.shape[0] else None
+            except OutOfTime:      # a macro batch can take minutes: stop inside it, at the deadline
+                status = "limit"
+                break
             expanded += part.size
             generated += succ.shape[0]
             f_layers[f] = f_layers.get(f, 0) + part.size
-            if succ.shape[0] == 0:
+            if K is None:
                 continue
-            K = kernel.canon_pack(succ)
             g2 = gp[par] + cost
             sids, _ = table.insert(K)
             for arr in (parent, action, gval, closed_at):

@@ -30,6 +30,7 @@ import numpy as np
 from ..encodings.kernel import Kernel, make_kernel
 from ..lang.errors import ModelError
 from ..lang.expr import walk as nodes_of
+from .result import Clock
 from .visited import StateTable
 from .walkgraph import analyse
 
@@ -53,6 +54,7 @@ class MacroKernel:
         rest = [i for i in range(len(task.actions)) if i not in set(walk)]
         self.base = base
         self.task = task
+        self.clock: Clock | None = None   # set by the engine: long batches stop at its deadline
         self.backend = backend or base.backend    # of the sub-kernels (the base may be numpy: no compile)
         self.layout = base.layout
         self.n_words = base.n_words
@@ -114,10 +116,15 @@ class MacroKernel:
         K = self.base.canon_pack(S)
         return np.ascontiguousarray(np.hstack([origin.astype(np.uint64)[:, None], K]))
 
+    def _tick(self) -> None:
+        if self.clock is not None:
+            self.clock.check()
+
     # the kernel interface ---------------------------------------------------------
     def expand_costs(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         succs, pars, acts, costs = [], [], [], []
         for lo in range(0, S.shape[0], CHUNK):
+            self._tick()
             C, origin, dist = self.closure(S[lo: lo + CHUNK])
             succ, par, act = self.mover.expand(C)
             gact = self.rest_idx[act]
@@ -144,6 +151,7 @@ class MacroKernel:
             return self.base.goal(S)
         out = np.zeros(S.shape[0], dtype=bool)
         for lo in range(0, S.shape[0], CHUNK):
+            self._tick()
             C, origin, _ = self.closure(S[lo: lo + CHUNK])
             out[lo + origin[self.base.goal(C)]] = True
         return out
@@ -168,6 +176,7 @@ class MacroKernel:
             return self.base.canon_pack(S)
         out = np.empty((S.shape[0], self.n_words), dtype=np.uint64)
         for lo in range(0, S.shape[0], CHUNK):
+            self._tick()
             C, origin, _ = self.closure(S[lo: lo + CHUNK])
             K = self.base.canon_pack(C)
             # the least key of each origin's region: sort by (origin, key words), take each first

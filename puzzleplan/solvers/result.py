@@ -64,6 +64,11 @@ class Result:
         return self.status == "optimal"
 
 
+class OutOfTime(Exception):
+    """Raised from inside a long batch (``Clock.check``) so that an engine ends at its deadline
+    rather than at the end of the batch; the engine catches it and reports status ``limit``."""
+
+
 class Clock:
     """Search time and limit checks (start-up and parsing excluded by construction)."""
 
@@ -81,6 +86,11 @@ class Clock:
 
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def check(self) -> None:
+        """``OutOfTime`` past the deadline: for loops deep inside one expansion step."""
+        if self.out_of_time():
+            raise OutOfTime
 
     def too_many(self, n_states: int) -> bool:
         """Over the state limit, or over the memory limit by the engine's last note_bytes."""

@@ -263,6 +263,10 @@ def opt_seconds(name: str, value: Any) -> float | None:
     return x
 
 
+# costs are thermometer-coded per step (encodings/sat.py, cost_inputs): one literal per unit
+MAX_UNARY_COST = 1000
+
+
 def solve(kernel: Any, limits: Limits, solver: str = "cadical195", horizon: int | None = None,
           heuristic: bool = False, invariants: bool = True, symmetry: bool = True,
           max_pairs: int = 200_000, run_bound_s: float | None = None, incremental: bool = True) -> Result:
@@ -277,6 +281,10 @@ def solve(kernel: Any, limits: Limits, solver: str = "cadical195", horizon: int 
     max_pairs = opt_int("max_pairs", max_pairs, 1) or 1
     run_bound_s = opt_seconds("run_bound_s", run_bound_s)
     incremental = bool(opt_bool("incremental", incremental))
+    top = max((a.cost for a in task.actions), default=0)
+    if top > MAX_UNARY_COST:
+        raise OptionError(f"engine sat counts action costs in unary (up to {MAX_UNARY_COST}); this model "
+                          f"has an action costing {top}: use cpsat, ucs or astar")
     clock = Clock(limits)
     inv = LazyInvariants(task, clock, invariants, symmetry)
     if not incremental:
