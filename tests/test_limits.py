@@ -35,3 +35,27 @@ def test_macro_search_limit_bound() -> None:
     full = api.solve(loaded, "astar", Limits(), kernel="numpy")
     cut = api.solve(loaded, "astar", Limits(max_states=50), kernel="numpy")
     assert cut.status == "limit" and 0 < cut.stats["lower_bound"] <= full.cost == 25
+
+
+def test_deadline_inside_a_macro_batch_ends_the_search_with_a_bound(monkeypatch) -> None:
+    """A macro batch can take minutes; the deadline must stop it from the inside.
+
+    The clock is made to expire at its k-th check inside the macro kernel (deterministic, no
+    timing): the search must end right there as "limit", with a sound bound and no plan.
+    """
+    from puzzleplan.solvers import result
+
+    loaded = load("sokoban", MICROBAN, "level=8", "metric=pushes")
+    optimum = 32              # Microban 8, push-optimal: instances/sokoban/README.md (independent solver)
+    calls = {"n": 0}
+
+    def check(self) -> None:
+        calls["n"] += 1
+        if calls["n"] >= 3:
+            raise result.OutOfTime
+
+    monkeypatch.setattr(result.Clock, "check", check)
+    cut = api.solve(loaded, "astar", Limits(), kernel="numpy")
+    assert calls["n"] == 3                       # it stopped at the first check that expired
+    assert cut.status == "limit" and cut.plan is None
+    assert 0 < cut.stats["lower_bound"] <= optimum
