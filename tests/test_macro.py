@@ -182,3 +182,20 @@ def test_walk_declaration_errors() -> None:
     m.walks("walk", "pull")
     with pytest.raises(ModelError, match="share one cost"):
         ground(m)
+
+
+@pytest.mark.parametrize("level", [5, 21])
+def test_normalised_key_is_the_least_canonical_key_of_the_region(level: int) -> None:
+    """The zero-cost-walk key (canonicalised once per origin, then packed) equals the least
+    ``canon_pack`` over the whole walking region, computed state by state."""
+    loaded = load("sokoban", MICROBAN, f"level={level}", "metric=pushes")
+    mk = MacroKernel(loaded.kernel("numpy"))
+    assert mk.normalise
+    rng = np.random.default_rng(level)
+    S = np.array(sample_states(loaded.task, seed=level, n_walks=8, length=40), dtype=np.int64)
+    S = S[rng.permutation(len(S))]
+    C, origin, _ = mk.closure(S)
+    K = mk.base.canon_pack(C)
+    for i in range(len(S)):
+        rows = sorted(tuple(int(w) for w in K[j]) for j in np.flatnonzero(origin == i))
+        assert tuple(int(w) for w in mk.canon_pack(S[i:i + 1])[0]) == rows[0]

@@ -175,10 +175,13 @@ class MacroKernel:
         if not self.normalise:
             return self.base.canon_pack(S)
         out = np.empty((S.shape[0], self.n_words), dtype=np.uint64)
+        # walks never move interchangeable objects (checked in __init__), so every state walkable
+        # from a canonical state is canonical: sort once per origin, then only pack the region
+        S = self.base.canonical(S)
         for lo in range(0, S.shape[0], CHUNK):
             self._tick()
             C, origin, _ = self.closure(S[lo: lo + CHUNK])
-            K = self.base.canon_pack(C)
+            K = self.base.pack(C)
             # the least key of each origin's region: sort by (origin, key words), take each first
             order = np.lexsort(tuple(K[:, w] for w in reversed(range(self.n_words))) + (origin,))
             o = origin[order]
