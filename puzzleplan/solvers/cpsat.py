@@ -111,6 +111,11 @@ class _Runner:
                                 models=self.models, **self.size, **self.extra, **extra)
 
 
+# the longest horizon jump after a plan is found, as a multiple of the current horizon: the step
+# bound that the cost implies (horizon_for_cost) can be millions when costs are weighted
+GROWTH = 16
+
+
 def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int = 1, seed: int = 0,
           heuristic: bool = True, invariants: bool = True, symmetry: bool = True,
           run_bound_s: float | None = None) -> Result:
@@ -235,9 +240,14 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                 if lower:
                     proof += f"; admissible h(init) gives at least {lower} steps"
                 return Result("optimal", "cpsat", cost, plan, stats, proof=proof + bound_note())
-            if not fixed:
+            if not fixed and need <= GROWTH * H + 64:
                 best, H = (cost, plan), need  # a cheaper plan could be longer: look there
                 continue
+            if not fixed:   # weighted costs (e.g. tie-breaks): the cost says little about the steps
+                return Result("solved", "cpsat", cost, plan, stats,
+                              message=f"cost {cost} is the least over plans of at most {H} steps; a cheaper "
+                                      f"plan could need up to {need} steps, more than {GROWTH}x this "
+                                      "horizon: not built")
             return Result("solved", "cpsat", cost, plan, stats,
                           message=f"cost {cost} is the least over plans of at most {H} steps; a cheaper "
                                   f"plan could need up to {need} steps")
