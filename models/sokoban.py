@@ -93,10 +93,9 @@ OPTIONS = [
 BOARD_CHARS = set("#$.*@+ -_")
 FIRST_BOARD_CHARS = set("#$.*@+-_")
 TIE_WEIGHT = 1 << 20     # the weight of the first count in the tie-broken metrics
-# metric -> (cost of a plain step, cost of a push, factor on the push lower bound of the heuristic)
-COSTS = {"moves": (1, 1, 1), "pushes": (0, 1, 1),
-         "pushes-moves": (1, TIE_WEIGHT + 1, TIE_WEIGHT + 1),
-         "moves-pushes": (TIE_WEIGHT, TIE_WEIGHT + 1, TIE_WEIGHT + 1)}
+# metric -> (cost of a plain step, cost of a push)
+COSTS = {"moves": (1, 1), "pushes": (0, 1), "pushes-moves": (1, TIE_WEIGHT + 1),
+         "moves-pushes": (TIE_WEIGHT, TIE_WEIGHT + 1)}
 DIRS = (("u", -1, 0), ("d", 1, 0), ("l", 0, -1), ("r", 0, 1))
 
 
@@ -314,7 +313,7 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     player = m.var("player", 0, n - 1, b.player0)
     box = [m.var(f"box[{k}]", 0, n - 1, b.boxes0[k]) for k in range(K)]
     occ = m.view("occ", [Or(*[box[k] == i for k in range(K)]) for i in range(n)])
-    walk_cost, push_cost, h_factor = COSTS[metric]
+    walk_cost, push_cost = COSTS[metric]
 
     @m.action("walk", i=range(n), d=DIRS)
     def walk(i: int, d: tuple[str, int, int]) -> Act | None:
@@ -373,8 +372,8 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
         pushes_left = Max(nearest, Sum(Min(*[t[x] for x in box]) for t in per_goal))
     else:
         pushes_left = nearest
-    # each push still needed costs push_cost >= h_factor, plain steps cost >= 0: admissible
-    m.heuristic(pushes_left * h_factor, admissible=True)
+    # each push still needed costs push_cost, plain steps cost >= 0: admissible
+    m.heuristic(pushes_left * push_cost, admissible=True)
     rc = b.rc
 
     @m.display
