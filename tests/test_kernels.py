@@ -18,8 +18,8 @@ import pytest
 from conftest import NUMBA_TASKS, load
 from helpers import kernel_successors, reference_successors, sample_states
 
-from puzzleplan.encodings import packing
-from puzzleplan.encodings.kernel import DomainError
+from puzzleplan.encodings import compiled, packing
+from puzzleplan.encodings.kernel import CompiledKernel, DomainError
 from puzzleplan.verify import reference as ref
 
 ALL_TASKS = [
@@ -250,6 +250,22 @@ def test_every_operator_agrees_in_the_compiled_kernel_on_every_state(ops_task):
     task = ops_task.task
     S = _all_states(task)
     kb, kn = ops_task.kernel("numba"), ops_task.kernel("numpy")
+    assert kernel_successors(kb, S) == kernel_successors(kn, S)
+    assert kb.goal(S).tolist() == kn.goal(S).tolist()
+    assert kb.heuristic(S).tolist() == kn.heuristic(S).tolist()
+
+
+@pytest.mark.parametrize("budget", [1, 7])
+def test_split_compiled_kernel_agrees_on_every_state(ops_task, budget):
+    # a kernel spread over many small functions (shared values passed through arrays) must be
+    # the one-function kernel: budget 1 puts every action and every shared local in its own piece
+    task = ops_task.task
+    src, _ = compiled.generate(task, budget)
+    assert "def _epre0(" in src and "def _eact1(" in src and "def _hval(" in src
+    assert src.count("@njit") > compiled.generate(task)[0].count("@njit") + 3
+    S = _all_states(task)
+    kb = CompiledKernel(task, budget)
+    kn = ops_task.kernel("numpy")
     assert kernel_successors(kb, S) == kernel_successors(kn, S)
     assert kb.goal(S).tolist() == kn.goal(S).tolist()
     assert kb.heuristic(S).tolist() == kn.heuristic(S).tolist()

@@ -64,11 +64,12 @@ class Kernel:
 class CompiledKernel(Kernel):
     backend = "numba"
 
-    def __init__(self, task: Task):
+    def __init__(self, task: Task, budget: int | None = None):
+        """``budget``: branches per generated function (``compiled.SPLIT_BRANCHES`` by default)."""
         super().__init__(task)
         from . import compiled, packing
 
-        self._mod, tables = compiled.load_module(task)
+        self._mod, tables = compiled.load_module(task, budget)
         self._tabs = np.array(tables, dtype=np.int64)
         self._lo = np.array([v.lo for v in task.variables], dtype=np.int64)
         self._hi = np.array([v.hi for v in task.variables], dtype=np.int64)
