@@ -47,7 +47,7 @@ def table() -> dict[str, dict[str, str]]:
 def one(a: argparse.Namespace, f: str, row: dict[str, str]) -> dict:
     """Solve one floor in this process and return its table row."""
     t0 = time.perf_counter()
-    loaded = api.load_task("kwirk", str(DATA / f))
+    loaded = api.load_task("kwirk", str(DATA / f), a.O or [])
     opts = api.engine_options(a.engine, a.E or [], loaded.task)
     lim = Limits(time_s=a.time_limit, max_states=a.max_states, max_mb=a.max_memory)
     res = api.solve(loaded, a.engine, lim, kernel=a.kernel, **opts)
@@ -64,7 +64,7 @@ def one(a: argparse.Namespace, f: str, row: dict[str, str]) -> dict:
             "rss_peak_mb": st.get("rss_peak_mb"), "search_s": st.get("time_s"), "wall_s": round(wall, 2),
             "verified": st.get("verified"), "time_limit_s": a.time_limit, "max_states": a.max_states,
             "max_memory_mb": a.max_memory,
-            "lower_bound": st.get("lower_bound"), "engine_options": a.E or [],
+            "lower_bound": st.get("lower_bound"), "engine_options": a.E or [], "options": loaded.options,
             "actions": len(loaded.task.actions), "plan": "".join(labels)}
 
 
@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-k", default="", help="only files whose name contains this text (comma: any of several)")
     ap.add_argument("--unknown", action="store_true", help="only floors without a proven step optimum")
     ap.add_argument("-E", action="append", metavar="KEY=VALUE", help="engine option (e.g. macro=false)")
+    ap.add_argument("-O", action="append", metavar="KEY=VALUE", help="model option (e.g. prune=none)")
     ap.add_argument("--out", default=str(ROOT / "results" / "kwirk-floors.json"))
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)   # internal: one floor, JSON on stdout
     a = ap.parse_args(argv)
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.max_memory is not None:
             cmd += ["--max-memory", str(a.max_memory)]
         cmd += [x for e in a.E or [] for x in ("-E", e)]
+        cmd += [x for o in a.O or [] for x in ("-O", o)]
         t0 = time.perf_counter()
         p = subprocess.run(cmd, capture_output=True, text=True)
         try:

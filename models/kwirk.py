@@ -82,6 +82,10 @@ OPTIONS = [
            "costs, bird's-eye view; 'frames-diagonal' = frame costs with the diagonal view's fill; "
            "'steps-switches' = fewest steps, then fewest switches (a step costs 1000, a switch 1)",
            choices=("steps", "steps-switches", "frames", "frames-diagonal")),
+    Option("prune", "dead", "'dead' = states that provably cannot be solved any more have no moves "
+           "(a needed hole no block can still fill, or an immovable block on a needed cell: "
+           "docs/models/kwirk.md); 'none' = every state keeps its moves. Both are exact",
+           choices=("dead", "none")),
 ]
 
 DIRS = ("U", "R", "D", "L")                 # clockwise: a quarter turn clockwise is index + 1
@@ -318,6 +322,46 @@ class Board:
                         q.append(s)
         return dist
 
+    def needed_cells(self, start: int) -> set[int]:
+        """Cells on every walk from ``start`` to the exit: the single-cell cuts of the walkable grid.
+
+        A character crosses cells one by one (a turnstile carry too passes the cell between), so
+        one standing at ``start`` must step onto each of these before it can leave.
+        """
+        def reach(avoid: int) -> set[int]:
+            seen, q = {start}, deque([start])
+            while q:
+                c = q.popleft()
+                for d in range(4):
+                    n = self.step(c, d)
+                    if n is not None and n != avoid and self.walkable[n] and n not in seen:
+                        seen.add(n)
+                        q.append(n)
+            return seen
+
+        every = reach(-1)
+        if self.lv.exit not in every:
+            return set()
+        return {c for c in every if c not in (start, self.lv.exit) and self.lv.exit not in reach(c)}
+
+    def block_moves(self, w: int, h: int) -> dict[int, list[int]]:
+        """Top-left cells a w x h block can be pushed to in one push, ignoring every movable thing.
+
+        A superset of the real pushes (objects, holes under the pusher and falling are ignored).
+        """
+        valid = {p for p in range(self.n) if self.fits(p, w, h)}
+        out: dict[int, list[int]] = {p: [] for p in valid}
+        for p in valid:
+            here = set(self.rect(p, w, h))
+            for d in range(4):
+                q = p + self.delta(d)
+                if q not in valid:
+                    continue
+                face = [f for f in here if f - self.delta(d) not in here]
+                if any(self.open[f - self.delta(d)] for f in face):
+                    out[p].append(q)
+        return out
+
     def _next_to_pivot_across(self, c: int, d: int) -> bool:
         """Is cell c an orthogonal neighbour of a pivot, on the axis across direction d?"""
         for side in ((d + 1) % 4, (d + 3) % 4):
@@ -327,8 +371,77 @@ class Board:
         return False
 
 
+# ----------------------------------------------------------------------------- dead states
+def dead_state(b: Board, lv: Level, pos: list[Expr], block: list[Expr], hole: list[Expr],
+               block_pos: list[list[int]]) -> Expr:
+    """True in states from which no plan exists any more (``prune=dead``); sound, never complete.
+
+    A *needed* cell of a character is one it must step onto on any walk to the exit (a cut of
+    the static grid, :meth:`Board.needed_cells`); while the character is in the room:
+
+    * a needed **hole** still open must be filled, by a block dropped entirely over holes; if no
+      block left can reach such a placement, even on the static map with every movable thing
+      ignored (:meth:`Board.block_moves`), the state is dead;
+    * a block standing on a needed cell that it cannot leave even on that map (no push in any
+      direction fits) bars the way for good: dead.
+
+    Both facts only over-approximate what can still happen (more block moves than the real ones,
+    the initial holes as the holes), so no state with a plan is called dead.
+    """
+    needers: dict[int, list[int]] = {}
+    for k, (_, c) in enumerate(lv.chars):
+        for x in b.needed_cells(c):
+            needers.setdefault(x, []).append(k)
+    if not needers:
+        return Or()
+    holes = set(lv.holes)
+    sizes = [(w, h) for _, w, h in lv.blocks]
+    moves = {sz: b.block_moves(*sz) for sz in set(sizes)}
+
+    def still_needs(x: int) -> Expr:
+        return Or(*[pos[k] != GONE for k in needers[x]])
+
+    def can_fill(sz: tuple[int, int], x: int) -> set[int]:
+        w, h = sz
+        mv = moves[sz]
+        can = {q for q in mv if x in b.rect(q, w, h) and all(y in holes for y in b.rect(q, w, h))}
+        back: dict[int, list[int]] = {}
+        for p, qs in mv.items():
+            for q in qs:
+                back.setdefault(q, []).append(p)
+        todo = list(can)
+        while todo:
+            for p in back.get(todo.pop(), []):
+                if p not in can:
+                    can.add(p)
+                    todo.append(p)
+        return can
+
+    terms: list[Expr] = []
+    for x in sorted(needers):
+        j = b.hole_index.get(x)
+        if j is None:
+            continue
+        cant = []
+        for k, sz in enumerate(sizes):
+            can = can_fill(sz, x)
+            size = max(block_pos[k]) + 1
+            cant.append(Table([0 if q in can else 1 for q in range(size)], 1)[block[k]] == 1)
+        terms.append(And(hole[j] == 1, still_needs(x), *cant))
+    for k, sz in enumerate(sizes):
+        w, h = sz
+        size = max(block_pos[k]) + 1
+        for slot in range(len(lv.chars)):
+            need = {x for x, ks in needers.items() if slot in ks}
+            stuck = [1 if q in moves[sz] and not moves[sz][q] and need & set(b.rect(q, w, h)) else 0
+                     for q in range(size)]
+            if any(stuck):
+                terms.append(And(pos[slot] != GONE, Table(stuck, 0)[block[k]] == 1))
+    return Or(*terms)
+
+
 # ----------------------------------------------------------------------------- the model
-def build(data: Level, metric: str = "steps") -> Model:
+def build(data: Level, metric: str = "steps", prune: str = "dead") -> Model:
     lv = data
     b = Board(lv)
     W = lv.W
@@ -407,6 +520,10 @@ def build(data: Level, metric: str = "steps") -> Model:
         return hole[j] == 1 if j is not None else Or()
 
     me = pos[0] if active is None else Element(pos, active)
+    alive = Not(dead_state(b, lv, pos, block, hole, block_pos)) if prune == "dead" else None
+
+    def guarded(g: Expr) -> Expr:
+        return g if alive is None else And(alive, g)
 
     def move_to(target: int) -> tuple[dict, list]:
         """Effects putting the character in control on cell ``target``."""
@@ -454,7 +571,7 @@ def build(data: Level, metric: str = "steps") -> Model:
         if not b.open[c] or to is None or not b.open[to]:
             return None
         mine = pos[k] == c if active is None else And(active == k, pos[k] == c)
-        return Act(guard=And(mine, Not(occupied(to)), Not(open_hole(to))),
+        return Act(guard=guarded(And(mine, Not(occupied(to)), Not(open_hole(to)))),
                    effects={pos[k]: to, **not_switch()}, cost=cost(1, 9), label=DIRS[d])
 
     @m.action("exit", c=range(b.n), d=range(4))
@@ -463,9 +580,10 @@ def build(data: Level, metric: str = "steps") -> Model:
         if not b.open[c] or to != lv.exit:
             return None
         if active is None:
-            return Act(guard=me == c, effects={pos[0]: GONE, **not_switch()}, cost=cost(1, 9), label=DIRS[d])
+            return Act(guard=guarded(me == c), effects={pos[0]: GONE, **not_switch()}, cost=cost(1, 9),
+                       label=DIRS[d])
         when = [When(active == k, {pos[k]: GONE, active: next_slot(k)}) for k in range(nc)]
-        return Act(guard=me == c, effects=not_switch(), when=when,
+        return Act(guard=guarded(me == c), effects=not_switch(), when=when,
                    cost=cost(1, 9 + 30 * ToInt(present >= 2)), label=DIRS[d])
 
     @m.action("switch")
@@ -474,7 +592,7 @@ def build(data: Level, metric: str = "steps") -> Model:
             return None
         when = [When(active == k, {active: next_slot(k)}) for k in range(nc)]
         eff = {} if lastsw is None else {lastsw: 1}
-        return Act(guard=present >= 2, effects=eff, when=when,
+        return Act(guard=guarded(present >= 2), effects=eff, when=when,
                    cost=cost(0, 30 + 2 * (lastsw if lastsw is not None else 0)), label="S")
 
     for k in range(len(lv.blocks)):
@@ -503,7 +621,7 @@ def build(data: Level, metric: str = "steps") -> Model:
                 fill = And(*[open_hole(c) for c in new])
                 when = [*when, When(fill, {block[k]: GONE, **{hole[b.hole_index[c]]: 0 for c in new}})]
             frames = 10 if fill is None else 10 + fill_extra * ToInt(fill)
-            return Act(guard=guard, effects=eff, when=when, cost=cost(1, frames), label=DIRS[d])
+            return Act(guard=guarded(guard), effects=eff, when=when, cost=cost(1, frames), label=DIRS[d])
 
     for t, (pv, _) in enumerate(lv.turnstiles):
         @m.action(f"turn{t}", r=range(periods[t]), a=range(4), d=range(4))
@@ -541,7 +659,7 @@ def build(data: Level, metric: str = "steps") -> Model:
             eff = {**eff, **not_switch()}
             if rot[t] is not None:
                 eff[rot[t]] = (r + sense) % periods[t]
-            return Act(guard=And(rot_value(t) == r, *conds), effects=eff, when=when,
+            return Act(guard=guarded(And(rot_value(t) == r, *conds)), effects=eff, when=when,
                        cost=cost(1, 12), label=DIRS[d])
 
     # --- goal, heuristic, symmetry

@@ -34,7 +34,8 @@ def level(tmp: Path, rows: list[str], *headers: str, name: str = "t") -> Path:
     return p
 
 
-def load(tmp: Path, rows: list[str], *headers: str, options: tuple[str, ...] = ()) -> api.Loaded:
+def load(tmp: Path, rows: list[str], *headers: str, options: tuple[str, ...] = ("prune=none",)) -> api.Loaded:
+    """Rule tests see every move of the rules: ``prune=none`` (the dead-state prune has its own tests)."""
     return api.load_task("kwirk", str(level(tmp, rows, *headers)), list(options))
 
 
@@ -413,3 +414,66 @@ def test_missing_map_and_size(tmp_path: Path, capsys) -> None:
     p.write_text("title: x\nmap:\n#####\n")
     code, _, err = run_cli(["solve", "kwirk", p], capsys)
     assert code == 30 and "missing header 'size'" in err and f"{p}:2:" in err
+
+
+# ----------------------------------------------------------------------------- dead-state prune
+def random_level(rng, w: int = 8, h: int = 6) -> list[str]:
+    """A small seeded level: walls, 1x1 / 1x2 / 2x1 blocks, holes, one character, the exit."""
+    grid = [["#"] * w for _ in range(h)]
+    inner = [(x, y) for y in range(1, h - 1) for x in range(1, w - 1)]
+    for x, y in inner:
+        grid[y][x] = "#" if rng.random() < 0.2 else "."
+    free = [(x, y) for x, y in inner if grid[y][x] == "."]
+    rng.shuffle(free)
+    (cx, cy), (ex, ey) = free.pop(), free.pop()
+    grid[cy][cx], grid[ey][ex] = "1", "E"
+    for _ in range(rng.randint(1, 3)):
+        if free:
+            x, y = free.pop()
+            grid[y][x] = "O"
+    letters = iter("abc")
+    for _ in range(rng.randint(1, 3)):
+        if not free:
+            break
+        x, y = free.pop()
+        dx, dy = rng.choice([(0, 0), (1, 0), (0, 1)])
+        if (dx or dy) and (x + dx, y + dy) in free:
+            free.remove((x + dx, y + dy))
+            ch = next(letters)
+            grid[y][x] = grid[y + dy][x + dx] = ch
+        elif not (dx or dy):
+            grid[y][x] = next(letters)
+    return ["".join(r) for r in grid]
+
+
+def test_dead_prune_cuts_only_states_without_a_plan(tmp_path: Path) -> None:
+    # on every reachable state of seeded random levels: a state that loses its moves under
+    # prune=dead (and has some without it) has no plan at all (exact costs-to-go, reference)
+    import random
+    rng = random.Random(11)
+    cut = solvable = levels = 0
+    for _ in range(60):
+        rows = random_level(rng)
+        try:
+            plain = load(tmp_path, rows)
+            pruned = load(tmp_path, rows, options=("prune=dead",))
+        except Exception:   # a random map the format refuses (e.g. no room for the objects)
+            continue
+        levels += 1
+        for s, hstar in cost_to_go(plain.task).items():
+            solvable += hstar is not None
+            if ref.successors(plain.task, list(s)) and not ref.successors(pruned.task, list(s)):
+                assert hstar is None, (rows, s)
+                cut += 1
+    assert levels >= 40 and solvable > 0
+    assert cut > 0, "the prune never fired: the test proved nothing"
+
+
+@pytest.mark.parametrize("name, want", [("06_1-6", 34), ("21_3-1", 100), ("15_2-5", 106)])
+def test_dead_prune_keeps_the_optimum_and_stores_fewer_states(name: str, want: int) -> None:
+    res = {}
+    for prune in ("none", "dead"):
+        L = api.load_task("kwirk", str(DATA / "going-up" / f"{name}.txt"), [f"prune={prune}"])
+        res[prune] = api.solve(L, "bfs", Limits(), kernel="numpy")
+        assert res[prune].status == "optimal" and res[prune].cost == want    # known_optima.csv
+    assert res["dead"].stats["states"] <= res["none"].stats["states"]
