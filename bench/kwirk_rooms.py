@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernel", default="numpy", choices=("numpy", "numba"))
     ap.add_argument("--time-limit", type=float, default=300.0)
     ap.add_argument("-k", default="", help="only files whose name contains this text")
+    ap.add_argument("-O", action="append", metavar="KEY=VALUE", help="model option (e.g. prune=none)")
     ap.add_argument("--out", default=str(ROOT / "results" / "kwirk-rooms.json"))
     ap.add_argument("--retry", default=None, help="a previous JSON: rerun only its unmatched rooms")
     a = ap.parse_args(argv)
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     matched = len(runs)
     for f in files:
         t0 = time.perf_counter()
-        loaded = api.load_task("kwirk", str(DATA / f))
+        loaded = api.load_task("kwirk", str(DATA / f), a.O or [])
         res = api.solve(loaded, a.engine, Limits(time_s=a.time_limit), kernel=a.kernel)
         wall = time.perf_counter() - t0
         ok = res.status == "optimal" and res.cost == table[f] and res.stats.get("verified", True)
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                      "cost": res.cost, "expected": table[f], "match": bool(ok),
                      "expanded": res.stats.get("expanded"), "states": res.stats.get("states"),
                      "search_s": res.stats.get("time_s"), "wall_s": round(wall, 3),
-                     "verified": res.stats.get("verified")})
+                     "verified": res.stats.get("verified"), "options": loaded.options})
         print(f"{f:34s} {res.status:8s} {res.cost!s:>5} expected {table[f]!s:>5} "
               f"{'ok' if ok else 'MISMATCH'} {wall:7.2f} s", flush=True)
         doc = {"bench": "kwirk-rooms", "engine": a.engine, "kernel": a.kernel, "time_limit_s": a.time_limit,

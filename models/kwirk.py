@@ -43,6 +43,10 @@ Metrics (option ``metric``)
     steps-switches      fewest steps, then fewest switches: a step costs 1000, a switch 1 (exact as
                         long as the fewest-switch step-optimal plan uses < 1000 switches).
 
+Dead states (option ``prune``, default ``dead``): a state where a hole every walk of a remaining
+character to the exit must cross can no longer be filled by any block, or where a block that can
+never move again covers such a cell, has no moves (``dead_state``; sound, so optima are unchanged).
+
 Heuristic: the sum, over the characters still in the room, of their walking distance to the exit
 on the static map (walls and pivots block; holes and objects are ignored; a step may also jump two
 cells across a pivot's neighbour, which is what a turnstile carry does).  Each step moves one
@@ -322,27 +326,37 @@ class Board:
                         q.append(s)
         return dist
 
-    def needed_cells(self, start: int) -> set[int]:
-        """Cells on every walk from ``start`` to the exit: the single-cell cuts of the walkable grid.
+    def reach(self, start: int, avoid: int = -1) -> set[int]:
+        """Cells a character at ``start`` could walk to on the static grid, never onto ``avoid``."""
+        seen, q = {start}, deque([start])
+        while q:
+            c = q.popleft()
+            for d in range(4):
+                n = self.step(c, d)
+                if n is not None and n != avoid and self.walkable[n] and n not in seen:
+                    seen.add(n)
+                    q.append(n)
+        return seen
 
-        A character crosses cells one by one (a turnstile carry too passes the cell between), so
-        one standing at ``start`` must step onto each of these before it can leave.
+    def needed_cells(self, start: int) -> dict[int, set[int]]:
+        """Cells on every walk from ``start`` to the exit (single-cell cuts of the walkable grid).
+
+        For each such cell x: the cells on ``start``'s side of x (reachable from ``start`` without
+        stepping onto x).  A character crosses cells one by one (a turnstile carry too passes the
+        cell in between), so one standing on x's start side must still step onto x to get out;
+        once it stands anywhere else it has crossed x already.
         """
-        def reach(avoid: int) -> set[int]:
-            seen, q = {start}, deque([start])
-            while q:
-                c = q.popleft()
-                for d in range(4):
-                    n = self.step(c, d)
-                    if n is not None and n != avoid and self.walkable[n] and n not in seen:
-                        seen.add(n)
-                        q.append(n)
-            return seen
-
-        every = reach(-1)
+        every = self.reach(start)
         if self.lv.exit not in every:
-            return set()
-        return {c for c in every if c not in (start, self.lv.exit) and self.lv.exit not in reach(c)}
+            return {}
+        out = {}
+        for c in every:
+            if c in (start, self.lv.exit):
+                continue
+            side = self.reach(start, c)
+            if self.lv.exit not in side:
+                out[c] = side
+        return out
 
     def block_moves(self, w: int, h: int) -> dict[int, list[int]]:
         """Top-left cells a w x h block can be pushed to in one push, ignoring every movable thing.
@@ -376,30 +390,22 @@ def dead_state(b: Board, lv: Level, pos: list[Expr], block: list[Expr], hole: li
                block_pos: list[list[int]]) -> Expr:
     """True in states from which no plan exists any more (``prune=dead``); sound, never complete.
 
-    A *needed* cell of a character is one it must step onto on any walk to the exit (a cut of
-    the static grid, :meth:`Board.needed_cells`); while the character is in the room:
+    A *needed* cell of a character is one every walk from its starting cell to the exit steps onto
+    (a cut of the static grid, :meth:`Board.needed_cells`); it is still needed while the character
+    stands on the start's side of it.  For a character in the room and a cell it still needs:
 
     * a needed **hole** still open must be filled, by a block dropped entirely over holes; if no
       block left can reach such a placement, even on the static map with every movable thing
       ignored (:meth:`Board.block_moves`), the state is dead;
-    * a block standing on a needed cell that it cannot leave even on that map (no push in any
+    * a block standing on the cell that it cannot leave even on that map (no push in any
       direction fits) bars the way for good: dead.
 
     Both facts only over-approximate what can still happen (more block moves than the real ones,
     the initial holes as the holes), so no state with a plan is called dead.
     """
-    needers: dict[int, list[int]] = {}
-    for k, (_, c) in enumerate(lv.chars):
-        for x in b.needed_cells(c):
-            needers.setdefault(x, []).append(k)
-    if not needers:
-        return Or()
     holes = set(lv.holes)
     sizes = [(w, h) for _, w, h in lv.blocks]
     moves = {sz: b.block_moves(*sz) for sz in set(sizes)}
-
-    def still_needs(x: int) -> Expr:
-        return Or(*[pos[k] != GONE for k in needers[x]])
 
     def can_fill(sz: tuple[int, int], x: int) -> set[int]:
         w, h = sz
@@ -418,25 +424,26 @@ def dead_state(b: Board, lv: Level, pos: list[Expr], block: list[Expr], hole: li
         return can
 
     terms: list[Expr] = []
-    for x in sorted(needers):
-        j = b.hole_index.get(x)
-        if j is None:
-            continue
-        cant = []
-        for k, sz in enumerate(sizes):
-            can = can_fill(sz, x)
-            size = max(block_pos[k]) + 1
-            cant.append(Table([0 if q in can else 1 for q in range(size)], 1)[block[k]] == 1)
-        terms.append(And(hole[j] == 1, still_needs(x), *cant))
-    for k, sz in enumerate(sizes):
-        w, h = sz
-        size = max(block_pos[k]) + 1
-        for slot in range(len(lv.chars)):
-            need = {x for x, ks in needers.items() if slot in ks}
-            stuck = [1 if q in moves[sz] and not moves[sz][q] and need & set(b.rect(q, w, h)) else 0
-                     for q in range(size)]
-            if any(stuck):
-                terms.append(And(pos[slot] != GONE, Table(stuck, 0)[block[k]] == 1))
+    for slot, (_, start) in enumerate(lv.chars):
+        for x, side in sorted(b.needed_cells(start).items()):
+            on_side = Table([1 if c in side else 0 for c in range(b.n)], 0)[pos[slot]] == 1
+            j = b.hole_index.get(x)
+            if j is not None:
+                cant = []
+                for k, sz in enumerate(sizes):
+                    can = can_fill(sz, x)
+                    size = max(block_pos[k]) + 1
+                    cant.append(Table([0 if q in can else 1 for q in range(size)], 1)[block[k]] == 1)
+                terms.append(And(hole[j] == 1, on_side, *cant))
+            stuck_here = []
+            for k, (w, h) in enumerate(sizes):
+                mv = moves[(w, h)]
+                size = max(block_pos[k]) + 1
+                stuck = [1 if q in mv and not mv[q] and x in b.rect(q, w, h) else 0 for q in range(size)]
+                if any(stuck):
+                    stuck_here.append(Table(stuck, 0)[block[k]] == 1)
+            if stuck_here:
+                terms.append(And(on_side, Or(*stuck_here)))
     return Or(*terms)
 
 
