@@ -406,22 +406,26 @@ def dead_state(b: Board, lv: Level, pos: list[Expr], block: list[Expr], hole: li
     holes = set(lv.holes)
     sizes = [(w, h) for _, w, h in lv.blocks]
     moves = {sz: b.block_moves(*sz) for sz in set(sizes)}
-
-    def can_fill(sz: tuple[int, int], x: int) -> set[int]:
-        w, h = sz
-        mv = moves[sz]
-        can = {q for q in mv if x in b.rect(q, w, h) and all(y in holes for y in b.rect(q, w, h))}
-        back: dict[int, list[int]] = {}
+    back: dict[tuple[int, int], dict[int, list[int]]] = {sz: {} for sz in moves}
+    for sz, mv in moves.items():
         for p, qs in mv.items():
             for q in qs:
-                back.setdefault(q, []).append(p)
-        todo = list(can)
-        while todo:
-            for p in back.get(todo.pop(), []):
-                if p not in can:
-                    can.add(p)
-                    todo.append(p)
-        return can
+                back[sz].setdefault(q, []).append(p)
+    fills: dict[tuple[tuple[int, int], int], set[int]] = {}
+
+    def can_fill(sz: tuple[int, int], x: int) -> set[int]:
+        """Positions from which a block of size ``sz`` can still reach a placement filling x."""
+        if (sz, x) not in fills:
+            w, h = sz
+            can = {q for q in moves[sz] if x in b.rect(q, w, h) and all(y in holes for y in b.rect(q, w, h))}
+            todo = list(can)
+            while todo:
+                for p in back[sz].get(todo.pop(), []):
+                    if p not in can:
+                        can.add(p)
+                        todo.append(p)
+            fills[(sz, x)] = can
+        return fills[(sz, x)]
 
     terms: list[Expr] = []
     for slot, (_, start) in enumerate(lv.chars):
