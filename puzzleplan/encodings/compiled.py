@@ -288,8 +288,7 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, list[int]]:
     if split:
         sp = _Split(g, "e", budget)
         helpers = sp.functions(blocks)
-        decls = [f"    T = np.zeros({max(1, len(sp.slot))}, dtype=np.int64)",
-                 f"    B = np.zeros({max(1, sp.b_size)}, dtype=np.int64)"]
+        decls = sp.decls()
         per_state = [ind + c for c in sp.calls]
     else:
         decls = g.buffer_decls("    ")
@@ -337,8 +336,7 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, list[int]]:
             src += [
                 "@njit(cache=True)",
                 f"def {fname}(S, OUT, TABS):",
-                f"    T = np.zeros({max(1, len(sp.slot))}, dtype=np.int64)",
-                f"    B = np.zeros({max(1, sp.b_size)}, dtype=np.int64)",
+                *sp.decls(),
                 "    for i in range(S.shape[0]):",
                 *(ind + c for c in sp.calls[:-1]),
                 f"{ind}OUT[i] = {sp.calls[-1]}",
@@ -394,6 +392,11 @@ class _Split:
             self.offset[buf] = self.b_size
             self.b_size += size
         self.calls: list[str] = []
+
+    def decls(self) -> list[str]:
+        """The caller's allocation of ``T`` and ``B``, once per call (after :meth:`functions`)."""
+        return [f"    T = np.zeros({max(1, len(self.slot))}, dtype=np.int64)",
+                f"    B = np.zeros({max(1, self.b_size)}, dtype=np.int64)"]
 
     def _chunks(self, blocks: list[list[str]]) -> list[list[str]]:
         out: list[list[str]] = []
