@@ -65,7 +65,8 @@ def one(a: argparse.Namespace, f: str, row: dict[str, str]) -> dict:
             "verified": st.get("verified"), "time_limit_s": a.time_limit, "max_states": a.max_states,
             "max_memory_mb": a.max_memory,
             "lower_bound": st.get("lower_bound"), "engine_options": a.E or [], "options": loaded.options,
-            "actions": len(loaded.task.actions), "plan": "".join(labels)}
+            "actions": len(loaded.task.actions), "plan": "".join(labels),
+            "layers": st.get("layers")}   # bfs: states per closed layer, to see where growth goes
 
 
 def main(argv: list[str] | None = None) -> int:

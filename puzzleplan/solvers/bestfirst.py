@@ -18,7 +18,7 @@ from ..encodings.kernel import Kernel
 from .macro import MacroKernel
 from .plan import chain, concretise
 from .result import Clock, Limits, OutOfTime, Result
-from .visited import Growable, StateTable
+from .visited import Growable, StateTable, action_dtype
 
 INF = np.iinfo(np.int64).max // 4
 CHUNK = 1 << 16
@@ -37,8 +37,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
     if mk is not None:
         mk.clock = clock
     table = StateTable(kernel.n_words)
-    parent = Growable(np.int64, -1)
-    action = Growable(np.int64, -1)
+    parent = Growable(np.int64, -1, ids=True)
+    action = Growable(action_dtype(len(task.actions)), -1)
     gval = Growable(np.int64, INF)
     closed_at = Growable(np.int64, INF)   # g at which the state was last expanded
 
@@ -129,7 +129,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
                 for gv in np.unique(g2[sel_f]):
                     sel = sel_f & (g2 == gv)
                     buckets.setdefault(int(fv), {}).setdefault(int(gv), []).append(sids[sel])
-            clock.note_bytes(table.nbytes + 4 * parent.a.nbytes + succ.nbytes * 2)
+            clock.note_bytes(table.nbytes + sum(a.a.nbytes for a in (parent, action, gval, closed_at))
+                             + succ.nbytes * 2)
 
     stats = clock.stats(expanded=expanded, generated=generated, states=table.size, reopened=reopened,
                         f_layers={int(k): v for k, v in sorted(f_layers.items())})

@@ -23,7 +23,7 @@ from ..encodings.kernel import CompiledKernel, DomainError, Kernel
 from ..lang.errors import OptionError
 from .plan import chain, concretise
 from .result import Clock, Limits, Result
-from .visited import Growable, StateTable, grow
+from .visited import Growable, StateTable, action_dtype, capacity_for, grow
 
 CHUNK = 1 << 16
 OUT_ROWS = 1 << 13
@@ -38,8 +38,9 @@ class _Search:
         self.enumerate_all = enumerate_all
         self.clock = Clock(limits)
         self.table = StateTable(kernel.n_words)
-        self.parent = Growable(np.int64, -1)
-        self.action = Growable(np.int64, -1)
+        self.parent = Growable(np.int64, -1, ids=True)
+        self.action = Growable(action_dtype(len(kernel.task.actions)), -1)
+        self.cand = _Candidates(kernel.n_words, self.parent.a.dtype, self.action.a.dtype)
         self.expanded = 0
         self.generated = 0
         self.goal_id = -1
@@ -52,6 +53,28 @@ class _Search:
         self.table.reserve(extra)
         self.parent.ensure(self.table.keys.shape[0])
         self.action.ensure(self.table.keys.shape[0])
+        if self.cand.P.dtype != self.parent.a.dtype:
+            self.cand.P = self.cand.P.astype(self.parent.a.dtype)
+
+    def affords(self, extra_states: int, extra_bytes: int = 0) -> bool:
+        """Whether ``extra_states`` more stored states and ``extra_bytes`` more buffers stay under
+        the memory limit, counting the moments a doubling array and its copy are both alive.
+
+        Asked before growing anything, so a search stops at the limit (status "limit", closed
+        layers as the bound) rather than one doubling past it."""
+        cap = self.clock.max_bytes
+        if cap is None:
+            return True
+        t, par, act = self.table, self.parent, self.action
+        base = self.cand.nbytes + extra_bytes
+        need = t.size + extra_states
+        if need <= t.keys.shape[0]:
+            return base + t.nbytes + par.a.nbytes + act.a.nbytes <= cap
+        new_keys = capacity_for(need, t.keys.shape[0]) * t.keys.itemsize * t.n_words
+        peak = max(t.nbytes + new_keys + par.a.nbytes + act.a.nbytes,          # keys copied
+                   t.bytes_at(need) + par.a.nbytes + par.bytes_at(need) + act.a.nbytes,
+                   t.bytes_at(need) + par.bytes_at(need) + act.a.nbytes + act.bytes_at(need))
+        return base + peak <= cap
 
     def found(self, state_id: int, g: int) -> None:
         self.goal_id, self.goal_cost = state_id, g
@@ -65,11 +88,19 @@ class _Search:
 class _Candidates:
     """Cost-1 successors of the current layer: keys, parent ids, actions (grown by doubling)."""
 
-    def __init__(self, n_words: int, cap: int = 1 << 12):
+    def __init__(self, n_words: int, pdtype: np.dtype, adtype: np.dtype, cap: int = 1 << 12):
         self.K = np.empty((cap, n_words), dtype=np.uint64)
-        self.P = np.empty(cap, dtype=np.int64)
-        self.A = np.empty(cap, dtype=np.int64)
+        self.P = np.empty(cap, dtype=pdtype)
+        self.A = np.empty(cap, dtype=adtype)
         self.n = 0
+
+    def growth_bytes(self, extra: int) -> int:
+        """Bytes the arrays would add to hold ``extra`` more rows (0 if they have room)."""
+        need = self.n + extra
+        if need <= self.K.shape[0]:
+            return 0
+        row = self.K.itemsize * self.K.shape[1] + self.P.itemsize + self.A.itemsize
+        return capacity_for(need, self.K.shape[0]) * row
 
     def ensure(self, extra: int) -> None:
         need = self.n + extra
@@ -101,7 +132,7 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
     batch = _numpy_batch
     frontier = root_ids
     layers: list[int] = []
-    cand = _Candidates(kernel.n_words)
+    cand = run.cand
     g = 0
     while frontier.size and run.status is None:
         layer_size = frontier.size
@@ -121,6 +152,9 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
         if run.status is not None:
             break
         layers.append(layer_size)
+        if not run.affords(cand.n) and not _drop_known(run):
+            run.status = "limit"
+            break
         run.room(cand.n)
         new = np.empty(cand.n, dtype=np.int64)
         size, count = insert_new(run.table.slots, run.table.keys, run.table.size, cand.K, cand.n,
@@ -247,14 +281,16 @@ register_driver("bfs_run", _BFS_RUN)
 
 
 def _warm(k: CompiledKernel) -> None:
-    """Call ``bfs_run`` once with a zero budget: numba compiles it (or loads it from disk) now."""
+    """Call ``bfs_run`` once with a zero budget: numba compiles it (or loads it from disk) now,
+    for the array types the search will pass (int32 ids, the task's action id type)."""
     V, W = k.n_vars, k.n_words
     i1, u2 = np.zeros(4, dtype=np.int64), np.zeros((4, W), dtype=np.uint64)
+    i32, a1 = np.zeros(4, dtype=np.int32), np.zeros(4, dtype=action_dtype(len(k.task.actions)))
     st = np.zeros(20, dtype=np.int64)
     st[1] = 1
-    k._mod.bfs_run(st, u2, np.full(8, -1, dtype=np.int64), i1, i1, k.costs, k._tabs, k._lo, k._hi,
-                   i1, i1, u2, i1, i1, i1, np.zeros((4, V), dtype=np.int64), np.zeros(4, dtype=np.bool_),
-                   np.zeros((4, V), dtype=np.int64), i1, i1, u2, 0, u2, np.full(8, -1, dtype=np.int64), i1,
+    k._mod.bfs_run(st, u2, np.full(8, -1, dtype=np.int32), i32, a1, k.costs, k._tabs, k._lo, k._hi,
+                   i1, i1, u2, i32, a1, i1, np.zeros((4, V), dtype=np.int64), np.zeros(4, dtype=np.bool_),
+                   np.zeros((4, V), dtype=np.int64), i1, i1, u2, 0, u2, np.full(8, -1, dtype=np.int32), i1,
                    np.zeros(W, dtype=np.uint64), np.zeros((1, W), dtype=np.uint64))
     t = StateTable(W, 16)
     t.insert(np.zeros((1, W), dtype=np.uint64))
@@ -273,9 +309,7 @@ def _run_compiled(run: _Search, root: int) -> list[int]:
     WORK = np.empty(cap, dtype=np.int64)
     WORK[0] = root
     NEXT = np.empty(cap, dtype=np.int64)
-    CK = np.empty((cap, W), dtype=np.uint64)
-    CP = np.empty(cap, dtype=np.int64)
-    CA = np.empty(cap, dtype=np.int64)
+    CK, CP, CA = run.cand.K, run.cand.P, run.cand.A   # the cost-1 candidates, as in the numpy path
     LAYERS = np.empty(256, dtype=np.int64)
     S = np.empty((rows, V), dtype=np.int64)
     G = np.empty(rows, dtype=np.bool_)
@@ -303,13 +337,18 @@ def _run_compiled(run: _Search, root: int) -> list[int]:
                            BUDGET, configs.keys, configs.slots, cdist.a, CM, SCR)
         run.table.size = int(st[3])
         configs.size = int(st[14])
-        run.note_memory(WORK.nbytes + NEXT.nbytes + CK.nbytes + CP.nbytes + CA.nbytes)
+        bufs = WORK.nbytes + NEXT.nbytes + configs.nbytes + cdist.a.nbytes
+        run.note_memory(bufs + run.cand.nbytes)
         if code == 3:
             nc, wend = int(st[4]), int(st[1])
+            run.cand.n = nc
+            more = run.cand.growth_bytes(rows) + 8 * (WORK.shape[0] + NEXT.shape[0])
+            if not run.affords(max(rows, nc), bufs + more):
+                run.status = "limit"
+                break
             run.room(max(rows, nc))
-            CK = grow(CK, nc + rows, nc)
-            CP = grow(CP, nc + rows, nc)
-            CA = grow(CA, nc + rows, nc)
+            run.cand.ensure(rows)
+            CK, CP, CA = run.cand.K, run.cand.P, run.cand.A
             WORK = grow(WORK, max(wend, nc) + rows, wend)
             NEXT = grow(NEXT, max(nc, wend) + rows, 0)
             LAYERS = grow(LAYERS, int(st[10]) + 256, int(st[10]))
@@ -352,7 +391,11 @@ def _numpy_batch(run: _Search, part: np.ndarray, g: int, cand: _Candidates) -> n
     K = k.canon_pack(succ)
     zero = k.costs[act] == 0
     fresh = np.zeros(0, dtype=np.int64)
-    if zero.any():
+    n_zero = int(np.count_nonzero(zero))
+    if not run.affords(n_zero, cand.growth_bytes(succ.shape[0] - n_zero) + succ.nbytes + K.nbytes):
+        run.status = "limit"
+        return fresh
+    if n_zero:
         ids, new = run.table.insert(K[zero])
         run.room(0)
         fresh = ids[new]
@@ -362,6 +405,18 @@ def _numpy_batch(run: _Search, part: np.ndarray, g: int, cand: _Candidates) -> n
     cand.add(K[one], part[par[one]], act[one])
     run.note_memory(cand.nbytes + succ.nbytes)
     return fresh
+
+
+def _drop_known(run: _Search) -> bool:
+    """Drop the candidates already stored; True if the insertion then fits the memory limit.
+
+    Only done when the limit is near: most candidates are usually stored already, and the
+    growth the full count would ask for may not be needed at all."""
+    c = run.cand
+    keep = np.flatnonzero(run.table.lookup(c.K[: c.n]) < 0)
+    c.K[: keep.size], c.P[: keep.size], c.A[: keep.size] = c.K[keep], c.P[keep], c.A[keep]
+    c.n = int(keep.size)
+    return run.affords(c.n)
 
 
 def _result(run: _Search, layers: list[int]) -> Result:

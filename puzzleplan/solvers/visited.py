@@ -13,6 +13,25 @@ import numpy as np
 from ..encodings.hashset import insert_rows, lookup_rows, rehash
 
 _EMPTY = -1
+ID32 = 1 << 30   # tables up to this capacity keep ids (slots, parents) in int32
+
+
+def id_dtype(capacity: int) -> type:
+    """int32 ids while the table holds at most ``ID32`` states: half the bytes of the slot and
+    parent arrays, which are most of a search's memory beside the keys themselves."""
+    return np.int32 if capacity <= ID32 else np.int64
+
+
+def action_dtype(n_actions: int) -> type:
+    """The narrowest signed type for action ids (and -1 for none)."""
+    return np.int16 if n_actions < 1 << 15 else np.int32
+
+
+def capacity_for(n: int, cap: int = 16) -> int:
+    """The power-of-two capacity a table that doubles from ``cap`` has once it holds ``n`` rows."""
+    while cap < n:
+        cap *= 2
+    return cap
 
 
 class StateTable:
@@ -22,20 +41,19 @@ class StateTable:
         cap = 1 << max(4, int(capacity - 1).bit_length())
         self.n_words = n_words
         self.keys = np.zeros((cap, n_words), dtype=np.uint64)
-        self.slots = np.full(2 * cap, _EMPTY, dtype=np.int64)
+        self.slots = np.full(2 * cap, _EMPTY, dtype=id_dtype(cap))
         self.size = 0
 
     def reserve(self, extra: int) -> None:
         need = self.size + extra
         if need <= self.keys.shape[0]:
             return
-        cap = self.keys.shape[0]
-        while cap < need:
-            cap *= 2
+        cap = capacity_for(need, self.keys.shape[0])
         keys = np.zeros((cap, self.n_words), dtype=np.uint64)
         keys[: self.size] = self.keys[: self.size]
         self.keys = keys
-        self.slots = np.full(2 * cap, _EMPTY, dtype=np.int64)
+        self.slots = None  # type: ignore[assignment]  # free the old slots before the new ones exist
+        self.slots = np.full(2 * cap, _EMPTY, dtype=id_dtype(cap))
         rehash(self.slots, self.keys, self.size)
 
     def insert(self, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -58,6 +76,11 @@ class StateTable:
     def nbytes(self) -> int:
         return int(self.keys.nbytes + self.slots.nbytes)
 
+    def bytes_at(self, n: int) -> int:
+        """Bytes of keys and slots once the table has grown to hold ``n`` states."""
+        cap = capacity_for(n, self.keys.shape[0])
+        return cap * (8 * self.n_words + 2 * np.dtype(id_dtype(cap)).itemsize)
+
 
 def grow(a: np.ndarray, need: int, keep: int, fill: int | None = None) -> np.ndarray:
     """``a`` itself if it has ``need`` rows, else a copy with capacity doubled until it does.
@@ -76,11 +99,22 @@ def grow(a: np.ndarray, need: int, keep: int, fill: int | None = None) -> np.nda
 
 
 class Growable:
-    """A 1-D array indexed by state id that grows with the table."""
+    """A 1-D array indexed by state id that grows with the table.
 
-    def __init__(self, dtype: type, fill: int = 0, capacity: int = 1 << 12):
-        self.a = np.full(capacity, fill, dtype=dtype)
+    With ``ids=True`` it holds state ids: int32 while the table is small enough
+    (``id_dtype``), widened to int64 in place of overflowing."""
+
+    def __init__(self, dtype: type, fill: int = 0, capacity: int = 1 << 12, ids: bool = False):
+        self.ids = ids
+        self.a = np.full(capacity, fill, dtype=id_dtype(capacity) if ids else dtype)
         self.fill = fill
 
     def ensure(self, n: int) -> None:
+        if self.ids and self.a.dtype != id_dtype(n):
+            self.a = self.a.astype(id_dtype(n))
         self.a = grow(self.a, n, self.a.shape[0], self.fill)
+
+    def bytes_at(self, n: int) -> int:
+        """Bytes once grown to hold ``n`` entries."""
+        cap = capacity_for(n, self.a.shape[0])
+        return cap * np.dtype(id_dtype(n) if self.ids else self.a.dtype).itemsize
