@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--time-limit", type=_positive_float, metavar="S", help="search time limit in seconds")
     s.add_argument("--max-states", type=_positive_int, metavar="N", help="stop after N stored states")
     s.add_argument("--max-memory", type=_positive_float, metavar="MB",
-                   help="stop when the search's own data (visited set, parents, open list) passes MB MiB")
+                   help="stop when the search's own data (visited set, parents, open list) passes MB "
+                        "MiB (bfs: before a growth that would pass it)")
     s.add_argument("--seed", type=int, default=0, help="random seed (for randomised engines: ga, cpsat)")
     s.add_argument("--count", type=_positive_int, default=1, metavar="N",
                    help="constraint models: look for up to N solutions (2 = uniqueness check)")

@@ -52,7 +52,7 @@ class StateTable:
         keys = np.zeros((cap, self.n_words), dtype=np.uint64)
         keys[: self.size] = self.keys[: self.size]
         self.keys = keys
-        self.slots = None  # type: ignore[assignment]  # free the old slots before the new ones exist
+        del self.slots   # free the old slots before the new ones exist: one less array at the peak
         self.slots = np.full(2 * cap, _EMPTY, dtype=id_dtype(cap))
         rehash(self.slots, self.keys, self.size)
 
