@@ -89,10 +89,7 @@ def grow(a: np.ndarray, need: int, keep: int, fill: int | None = None) -> np.nda
     """
     if need <= a.shape[0]:
         return a
-    cap = max(a.shape[0], 1)
-    while cap < need:
-        cap *= 2
-    shape = (cap, *a.shape[1:])
+    shape = (capacity_for(need, max(a.shape[0], 1)), *a.shape[1:])
     b = np.empty(shape, dtype=a.dtype) if fill is None else np.full(shape, fill, dtype=a.dtype)
     b[:keep] = a[:keep]
     return b
