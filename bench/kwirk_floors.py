@@ -3,6 +3,7 @@
 Usage: python bench/kwirk_floors.py [--engine bfs] [--kernel numba] [--time-limit S]
                                     [--max-states N] [--max-memory MB] [--jobs N] [-k TEXT]
                                     [--out results/kwirk-floors.json]
+       python bench/kwirk_floors.py --table RESULTS.json [RESULTS.json ...]
 
 Per floor: status, step cost, switches in the plan (steps metric: switches are free, so their
 number is whatever the search found, not minimised), proven optimal or not, states stored,
@@ -19,6 +20,10 @@ Limits: the issue asks for 30 min and 20 GiB per floor: --time-limit (search sec
 --max-states and --max-memory (the engine's own data, MiB) end a search cleanly with status
 "limit".  --jobs runs that many floors at once (one process each; mind the memory: jobs times
 --max-memory plus the kernels must fit).  docs/models/kwirk.md states which limits were used.
+
+--table merges the JSON of several runs (floors run in different sessions, engines or limits)
+into one Markdown table of all floors, each floor's best outcome: a proven optimum over a limit,
+else the highest lower bound; each row names the limits it ran under and what stopped it.
 """
 
 from __future__ import annotations
@@ -69,6 +74,66 @@ def one(a: argparse.Namespace, f: str, row: dict[str, str]) -> dict:
             "layers": st.get("layers")}   # bfs: states per closed layer, to see where growth goes
 
 
+def _better(a: dict, b: dict) -> bool:
+    """Whether run ``a`` says more about its floor than run ``b``: a proof, else a higher bound."""
+    if (a.get("status") == "optimal") != (b.get("status") == "optimal"):
+        return a.get("status") == "optimal"
+    return (a.get("lower_bound") or 0) >= (b.get("lower_bound") or 0)
+
+
+def stopped_by(r: dict) -> str:
+    """Which limit ended a run with status "limit" (the engine reports only that one did)."""
+    if r.get("status") != "limit":
+        return ""
+    if r.get("max_states") and (r.get("states") or 0) >= r["max_states"]:
+        return "states"
+    if r.get("search_s") is not None and r.get("time_limit_s") and r["search_s"] >= r["time_limit_s"] - 1:
+        return "time"
+    return "memory"
+
+
+def markdown(paths: list[str]) -> str:
+    """One row per floor (file order), each floor's most informative run among ``paths``."""
+    best: dict[str, dict] = {}
+    for p in paths:
+        for r in json.loads(Path(p).read_text())["runs"]:
+            if r.get("status") != "error" and (r["file"] not in best or _better(r, best[r["file"]])):
+                best[r["file"]] = r
+    tab = table()
+
+    def num(x: float | int | None, fmt: str = ",.0f") -> str:
+        return "" if x is None else format(x, fmt)
+
+    head = ["floor", "status", "steps", "switches", "known optimum", "best known", "lower bound", "engine",
+            "states", "last layer", "layer growth", "peak RSS MB", "search s", "limits (s / MiB)",
+            "stopped by"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for f in sorted(tab):
+        r = best.get(f)
+        if r is None:
+            lines.append(f"| {tab[f]['name']} | not run |" + " |" * (len(head) - 2))
+            continue
+        layers = r.get("layers") or []
+        growth = (layers[-1] / layers[-11]) ** 0.1 if len(layers) > 11 and layers[-11] else None
+        status = f"**{r['status']}**" if r["status"] == "optimal" else r["status"]
+        mem = num(r.get("max_memory_mb")) or "-"
+        lines.append(" | ".join([
+            f"| {r['floor']}", status, num(r.get("steps"), ""), num(r.get("switches"), ""),
+            tab[f]["step_optimum"], tab[f]["best_known_steps"],
+            "" if r["status"] == "optimal" else num(r.get("lower_bound"), ""), r.get("engine", ""),
+            num(r.get("states")), num(layers[-1]) if layers else "", num(growth, ".2f"),
+            num(r.get("rss_peak_mb")), num(r.get("search_s"), ",.1f"),
+            f"{num(r.get('time_limit_s'))} / {mem}", stopped_by(r)]) + " |")
+    runs = list(best.values())
+    proven = sum(r["status"] == "optimal" for r in runs)
+    matched = sum(bool(r.get("match")) for r in runs)
+    known = sum(1 for f in tab if tab[f]["step_optimum"])
+    new = sum(r["status"] == "optimal" and not tab[r["file"]]["step_optimum"] for r in runs)
+    lines.append(f"\nproven optimal {proven}/{len(tab)}; known optima matched {matched}/{known}; "
+                 f"floors without a known optimum proven: {new}/{len(tab) - known}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--engine", default="bfs")
@@ -82,8 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-E", action="append", metavar="KEY=VALUE", help="engine option (e.g. macro=false)")
     ap.add_argument("-O", action="append", metavar="KEY=VALUE", help="model option (e.g. prune=none)")
     ap.add_argument("--out", default=str(ROOT / "results" / "kwirk-floors.json"))
+    ap.add_argument("--table", nargs="+", metavar="JSON", help="print one Markdown table from these results")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)   # internal: one floor, JSON on stdout
     a = ap.parse_args(argv)
+    if a.table:
+        print(markdown(a.table))
+        return 0
     tab = table()
     if a.one:
         print(json.dumps(one(a, a.one, tab[a.one])))
