@@ -92,11 +92,24 @@ def stopped_by(r: dict) -> str:
     return "memory"
 
 
+def _from_solve(d: dict) -> dict:
+    """A ``puzzleplan solve kwirk FLOOR --json`` result as a bench run (its limits are not recorded)."""
+    f = d["instance"].replace("\\", "/").split("instances/kwirk/")[-1]
+    row, st = table()[f], d.get("stats", {})
+    opt = int(row["step_optimum"]) if row["step_optimum"] else None
+    return {"file": f, "floor": row["name"], "engine": d.get("engine", ""), "status": d["status"],
+            "steps": d.get("cost"), "switches": d["plan"].count("S") if d.get("plan") else None,
+            "match": opt is not None and d.get("cost") == opt, "lower_bound": st.get("lower_bound"),
+            **{k: st.get(k) for k in ("states", "rss_peak_mb", "layers")}, "search_s": st.get("time_s")}
+
+
 def markdown(paths: list[str]) -> str:
-    """One row per floor (file order), each floor's most informative run among ``paths``."""
+    """One row per floor (file order), each floor's most informative run among ``paths`` (bench
+    JSON, or the JSON of ``puzzleplan solve kwirk FLOOR --json``)."""
     best: dict[str, dict] = {}
     for p in paths:
-        for r in json.loads(Path(p).read_text())["runs"]:
+        data = json.loads(Path(p).read_text())
+        for r in data["runs"] if "runs" in data else [_from_solve(data)]:
             if r.get("status") != "error" and (r["file"] not in best or _better(r, best[r["file"]])):
                 best[r["file"]] = r
     tab = table()
@@ -123,7 +136,7 @@ def markdown(paths: list[str]) -> str:
             "" if r["status"] == "optimal" else num(r.get("lower_bound"), ""), r.get("engine", ""),
             num(r.get("states")), num(layers[-1]) if layers else "", num(growth, ".2f"),
             num(r.get("rss_peak_mb")), num(r.get("search_s"), ",.1f"),
-            f"{num(r.get('time_limit_s'))} / {mem}", stopped_by(r)]) + " |")
+            f"{num(r.get('time_limit_s')) or '-'} / {mem}", stopped_by(r)]) + " |")
     runs = list(best.values())
     proven = sum(r["status"] == "optimal" for r in runs)
     matched = sum(bool(r.get("match")) for r in runs)

@@ -56,3 +56,17 @@ def test_summary_counts_proofs_and_matches(tmp_path: Path) -> None:
                                      "floors without a known optimum proven: 1/11")
     row = next(line for line in text.splitlines() if line.startswith("| 1-2 |"))
     assert row.split("|")[2].strip() == "limit" and row.split("|")[-2].strip() == "states"
+
+
+def test_solve_json_rows_join_bench_rows(tmp_path: Path) -> None:
+    solve = {"status": "optimal", "cost": 180, "plan": ["L", "S", "U", "S"], "engine": "bfs",
+             "instance": "/anywhere/instances/kwirk/going-up/22_3-2.txt",
+             "stats": {"states": 95, "time_s": 1.5, "rss_peak_mb": 6.0, "layers": [1, 2]}}
+    p = tmp_path / "solve.json"
+    p.write_text(json.dumps(solve))
+    q = tmp_path / "bench.json"
+    q.write_text(json.dumps({"runs": [run("going-up/22_3-2.txt", "limit", lb=117)]}))
+    text = floors.markdown([str(q), str(p)])
+    row = [c.strip() for c in next(x for x in text.splitlines() if x.startswith("| 3-2 |")).split("|")[1:-1]]
+    assert row[1:4] == ["**optimal**", "180", "2"] and row[13] == "- / -"
+    assert "known optima matched 1/19" in text.splitlines()[-1]
