@@ -49,6 +49,10 @@ def table() -> dict[str, dict[str, str]]:
         return {r["file"]: r for r in csv.DictReader(fh) if r["mode"] == "going-up"}
 
 
+def known_optimum(row: dict[str, str]) -> int | None:
+    return int(row["step_optimum"]) if row["step_optimum"] else None
+
+
 def one(a: argparse.Namespace, f: str, row: dict[str, str]) -> dict:
     """Solve one floor in this process and return its table row."""
     t0 = time.perf_counter()
@@ -58,7 +62,7 @@ def one(a: argparse.Namespace, f: str, row: dict[str, str]) -> dict:
     res = api.solve(loaded, a.engine, lim, kernel=a.kernel, **opts)
     wall = time.perf_counter() - t0
     labels = api.plan_labels(loaded.task, res.plan) if res.plan else []
-    opt = int(row["step_optimum"]) if row["step_optimum"] else None
+    opt = known_optimum(row)
     st = res.stats
     return {"file": f, "floor": row["name"], "engine": a.engine, "kernel": loaded.kernel_note or a.kernel,
             "status": res.status, "steps": res.cost, "switches": labels.count("S") if res.plan else None,
@@ -75,7 +79,8 @@ def one(a: argparse.Namespace, f: str, row: dict[str, str]) -> dict:
 
 
 def _better(a: dict, b: dict) -> bool:
-    """Whether run ``a`` says more about its floor than run ``b``: a proof, else a higher bound."""
+    """Whether run ``a`` says more about its floor than run ``b``: a proof, else a higher bound;
+    on a tie the later run (files are read in the order given) wins."""
     if (a.get("status") == "optimal") != (b.get("status") == "optimal"):
         return a.get("status") == "optimal"
     return (a.get("lower_bound") or 0) >= (b.get("lower_bound") or 0)
@@ -92,11 +97,11 @@ def stopped_by(r: dict) -> str:
     return "memory"
 
 
-def _from_solve(d: dict) -> dict:
+def _from_solve(d: dict, tab: dict[str, dict[str, str]]) -> dict:
     """A ``puzzleplan solve kwirk FLOOR --json`` result as a bench run (its limits are not recorded)."""
     f = d["instance"].replace("\\", "/").split("instances/kwirk/")[-1]
-    row, st = table()[f], d.get("stats", {})
-    opt = int(row["step_optimum"]) if row["step_optimum"] else None
+    row, st = tab[f], d.get("stats", {})
+    opt = known_optimum(row)
     return {"file": f, "floor": row["name"], "engine": d.get("engine", ""), "status": d["status"],
             "steps": d.get("cost"), "switches": d["plan"].count("S") if d.get("plan") else None,
             "match": opt is not None and d.get("cost") == opt, "lower_bound": st.get("lower_bound"),
@@ -106,13 +111,13 @@ def _from_solve(d: dict) -> dict:
 def markdown(paths: list[str]) -> str:
     """One row per floor (file order), each floor's most informative run among ``paths`` (bench
     JSON, or the JSON of ``puzzleplan solve kwirk FLOOR --json``)."""
+    tab = table()
     best: dict[str, dict] = {}
     for p in paths:
         data = json.loads(Path(p).read_text())
-        for r in data["runs"] if "runs" in data else [_from_solve(data)]:
+        for r in data["runs"] if "runs" in data else [_from_solve(data, tab)]:
             if r.get("status") != "error" and (r["file"] not in best or _better(r, best[r["file"]])):
                 best[r["file"]] = r
-    tab = table()
 
     def num(x: float | int | None, fmt: str = ",.0f") -> str:
         return "" if x is None else format(x, fmt)
