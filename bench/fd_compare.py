@@ -6,6 +6,8 @@ Usage:
                                       [--out results/fd-verify-SUITE.json]
     python bench/fd_compare.py speed [--suite all|microban|klotski|eight|zpg] [--time-limit S]
                                      [--out results/fd-speed.json]
+    python bench/fd_compare.py symmetry [--searches blind,lmcut] [--time-limit S]
+                                        [--out results/fd-symmetry.json]
 
 ``verify`` runs ``puzzleplan verify`` (crosscheck.run: every plan replayed by the reference
 checker, optimality claims compared) on each instance of a suite and records, per instance,
@@ -22,7 +24,13 @@ search, the engine's ``time_s``) and CPU (this process and its children, around 
 ``api.solve`` call including the checker's replay; on a loaded machine the CPU figures are
 the meaningful ones).  States are not the same objects:
 our engines store canonical states (interchangeable pieces and boxes sorted), FD searches the
-labelled states of the PDDL, so expansions differ too; both figures are recorded.
+states of the PDDL, where interchangeable objects are anonymous when the exporter can write
+them so (then the same canonical states) and labelled otherwise; both figures are recorded.
+
+``symmetry`` runs FD (each of ``--searches``) on the anonymous export and on the labelled one
+(``symmetric=false``) of 横刀立马 (steps and moves) and Microban 7 (six boxes), recording
+status, cost, expanded states, FD's search and translate times, the run's wall time and the
+1-minute load average before each run.
 
 Timings on a shared, loaded machine are upper bounds.  The JSON is rewritten after every
 instance.
@@ -176,6 +184,39 @@ def run_speed(a: argparse.Namespace) -> int:
     return 0
 
 
+SYMMETRY_TASKS = [("fayaa-001 steps", "klotski", f"{FAYAA}#fayaa-001", ["metric=steps"]),
+                  ("fayaa-001 moves", "klotski", f"{FAYAA}#fayaa-001", []),
+                  ("Microban 7", "sokoban", str(MICROBAN), ["level=7"])]
+
+
+def run_symmetry(a: argparse.Namespace) -> int:
+    import os
+
+    out = Path(a.out or ROOT / "results" / "fd-symmetry.json")
+    doc: dict[str, Any] = {"time_limit_s": a.time_limit, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+                           "runs": []}
+    for label, model, inst, opts in SYMMETRY_TASKS:
+        loaded = api.load_task(model, inst, opts)
+        for symmetric in (True, False):
+            for search in a.searches.split(","):
+                load = os.getloadavg()[0]
+                t0 = time.perf_counter()
+                r = api.solve(loaded, "fd", Limits(a.time_limit), search=search, symmetric=symmetric)
+                st = r.stats
+                rec = {"label": label, "symmetric": symmetric, "search": search, "status": r.status,
+                       "cost": r.cost, "expanded": st.get("expanded"), "fd_search_s": st.get("fd_search_s"),
+                       "fd_translate_s": st.get("fd_translate_s"), "export_s": st.get("export_s"),
+                       "pddl_actions": st.get("pddl_actions"), "wall_s": round(time.perf_counter() - t0, 2),
+                       "load_1min": round(load, 2)}
+                doc["runs"].append(rec)
+                _write(out, doc)
+                print(f"{label:16} {'anonymous' if symmetric else 'labelled':9} {search:6} {r.status:8} "
+                      f"cost={r.cost} expanded={rec['expanded']} wall={rec['wall_s']}s "
+                      f"load={rec['load_1min']}",
+                      flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -192,7 +233,13 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--time-limit", type=float, default=300.0)
     s.add_argument("--kernel", default="numba")
     s.add_argument("--out", default=None)
+    y = sub.add_parser("symmetry")
+    y.add_argument("--searches", default="blind,lmcut")
+    y.add_argument("--time-limit", type=float, default=120.0)
+    y.add_argument("--out", default=None)
     a = ap.parse_args(argv)
+    if a.cmd == "symmetry":
+        return run_symmetry(a)
     return run_verify(a) if a.cmd == "verify" else run_speed(a)
 
 

@@ -83,7 +83,7 @@ def parse(rec: Record) -> Layout:
     split_headers(rec)
     W, H = 4, 5
     if "size" in rec.headers:
-        m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", rec.headers["size"][0])
+        m = re.fullmatch(r"\s*([0-9]{1,9})\s*[xX×]\s*([0-9]{1,9})\s*", rec.headers["size"][0])
         if not m or int(m.group(1)) < 2 or int(m.group(2)) < 2:
             raise rec.error(f"size must look like 4x5 (width x height), got {rec.headers['size'][0]!r}",
                             rec.header_line("size"))
@@ -132,7 +132,7 @@ def parse(rec: Record) -> Layout:
         pieces.append(Piece(letter, r0, c0, h, w))
     a = pieces[0]
     if "goal" in rec.headers:
-        m = re.fullmatch(r"\s*(\d+)\s*,\s*(\d+)\s*", rec.headers["goal"][0])
+        m = re.fullmatch(r"\s*([0-9]{1,9})\s*,\s*([0-9]{1,9})\s*", rec.headers["goal"][0])
         if not m:
             raise rec.error("goal must be 'row,col' (top-left cell of A)", rec.header_line("goal"))
         goal = (int(m.group(1)), int(m.group(2)))

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from puzzleplan.lang import (
@@ -78,6 +79,9 @@ from puzzleplan.lang import (
     Tile,
     ToInt,
     When,
+    is_uint,
+    read_text,
+    text_lines,
 )
 
 NAME = "kwirk"
@@ -130,16 +134,12 @@ def parse(rec: Record) -> Level:
     The generic record reader drops lines starting with ``#`` as comments and every map row
     starts with a wall, so the file is re-read here as raw text (as the Sokoban model does).
     """
-    try:
-        text = Path(rec.source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise rec.error(f"cannot read the level file: {e}") from None
-    return read_level(text, rec.source)
+    return read_level(read_text(rec.source), rec.source)
 
 
 def read_level(text: str, source: str) -> Level:
     """Parse FORMAT.md text; every malformation is an InstanceError naming its line."""
-    lines = text.splitlines()
+    lines = text_lines(text.removeprefix("\ufeff"))
     headers: dict[str, tuple[str, int]] = {}
     map_at = None
     for no, raw in enumerate(lines, start=1):
@@ -166,7 +166,7 @@ def read_level(text: str, source: str) -> Level:
 
     size, size_line = need("size")
     parts = size.split()
-    if len(parts) != 2 or not all(p.isdigit() for p in parts) or min(int(p) for p in parts) < 3:
+    if len(parts) != 2 or not all(is_uint(p) for p in parts) or min(int(p) for p in parts) < 3:
         raise InstanceError(f"size: needs 'width height' (integers >= 3), got {size!r}", source, size_line)
     W, H = int(parts[0]), int(parts[1])
     mode, mode_line = headers.get("mode", ("going-up", map_at))
@@ -177,7 +177,7 @@ def read_level(text: str, source: str) -> Level:
         no = map_at + 1 + k
         if no > len(lines):
             raise InstanceError(f"the map has {k} rows, size says {H}", source, len(lines))
-        row = lines[no - 1].rstrip("\r")
+        row = lines[no - 1].rstrip()     # trailing spaces are not map cells (the border is wall)
         if len(row) != W:
             raise InstanceError(f"map row {k + 1} has {len(row)} characters, size says {W}", source, no)
         rows.append(row)
@@ -226,7 +226,7 @@ def _read_objects(lv: Level, headers: dict[str, tuple[str, int]]) -> None:
     lv.chars = sorted(slots.items())
     if "characters" in headers:
         text, line = headers["characters"]
-        if not text.isdigit() or int(text) != len(slots):
+        if not is_uint(text) or int(text) != len(slots):
             raise InstanceError(f"characters: says {text!r} but the map has {len(slots)}", lv.source, line)
     for ch, cells in sorted(letters.items(), key=lambda kv: kv[1][0]):
         xs = [c % W for c in cells]
@@ -258,7 +258,7 @@ def _read_objects(lv: Level, headers: dict[str, tuple[str, int]]) -> None:
         text, line = headers["holes_under"]
         for item in text.split():
             xy = item.split(",")
-            if len(xy) != 2 or not all(v.isdigit() for v in xy):
+            if len(xy) != 2 or not all(is_uint(v) for v in xy):
                 raise InstanceError(f"holes_under: {item!r} is not x,y", lv.source, line)
             c = int(xy[1]) * W + int(xy[0])
             if not (int(xy[0]) < W and int(xy[1]) < H) or c not in arm_owner:
@@ -451,98 +451,182 @@ def dead_state(b: Board, lv: Level, pos: list[Expr], block: list[Expr], hole: li
     return Or(*terms)
 
 
-# ----------------------------------------------------------------------------- the model
-def build(data: Level, metric: str = "steps", prune: str = "dead") -> Model:
-    lv = data
-    b = Board(lv)
-    W = lv.W
-    steps = metric in ("steps", "steps-switches")
-    lex = LEX if metric == "steps-switches" else 1     # fewest steps first, then fewest switches
-    fill_extra = 26 if metric == "frames-diagonal" else 18
-    m = Model(f"kwirk-{metric}")
-    nc = len(lv.chars)
-    top = b.n - 1
+# ----------------------------------------------------------------------------- push and turn rules
+# What the static map alone decides about one push or one turn: which cells the rule touches.
+# Whether those cells are free in a given state is the guard's business (class Rules below).
+@dataclass(frozen=True)
+class Push:
+    """A push of a w x h block from top-left cell p one cell in direction d, as the static map allows it."""
 
-    # --- state
-    pos = [m.var(f"pos[{slot}]", 0, top, c) for slot, c in lv.chars]
-    active = m.var("active", 0, nc - 1, 0) if nc > 1 else None
-    block_size = [(w, h) for _, w, h in lv.blocks]
-    block_pos: list[list[int]] = []          # valid top-left cells per block
-    block = []
-    for k, (p0, w, h) in enumerate(lv.blocks):
-        valid = [p for p in range(b.n) if b.fits(p, w, h)]
-        block_pos.append(valid)
-        block.append(m.var(f"block[{k}]", 0, max(valid), p0))
-    periods, rot = [], []
-    for t, (_, arms) in enumerate(lv.turnstiles):
-        period = next(q for q in (1, 2, 4) if {(a + q) % 4 for a in arms} == set(arms))
-        periods.append(period)
-        rot.append(m.var(f"rot[{t}]", 0, period - 1, 0) if period > 1 else None)
-    hole = [m.var(f"hole[{j}]", 0, 1, 1) for j in range(len(lv.holes))]
-    lastsw = None if steps else m.var("lastsw", 0, 1, 0, aux=True)
+    to: int                                  # the block's new top-left cell
+    lead: tuple[int, ...]                    # cells the block moves onto: they must be free
+    pushers: tuple[tuple[int, int], ...]     # (cell the character pushes from, cell it steps onto)
+    fills: tuple[int, ...]                   # the block's new cells if all are hole cells, else ()
 
-    # --- derived
-    def rot_value(t: int) -> Expr:
-        return rot[t] if rot[t] is not None else 0  # type: ignore[return-value]
 
-    def arms_at(t: int, r: int) -> list[int]:
-        return sorted((a + r) % 4 for a in lv.turnstiles[t][1])
+def push_rule(b: Board, p: int, d: int, w: int, h: int, valid: set[int]) -> Push | None:
+    """The push of the block at ``p`` in direction ``d``, or None when the static map forbids it.
 
-    arm_preds: dict[int, list[tuple[int, Expr]]] = {}   # cell -> [(turnstile, "an arm of t is here")]
-    for t, (p, _) in enumerate(lv.turnstiles):
-        for d in range(4):
-            c = b.step(p, d)
-            if c is None:
+    ``valid`` holds the top-left cells where the block fits at all.  Every cell of the block's
+    back face whose neighbour behind is open is a place to push from (a 2-wide block has two).
+    """
+    q = p + b.delta(d)
+    if q not in valid:
+        return None
+    here = set(b.rect(p, w, h))
+    new = b.rect(q, w, h)
+    lead = [c for c in new if c not in here]
+    face = [f for f in here if f - b.delta(d) not in here]
+    pushers = [(f - b.delta(d), f) for f in face if b.open[f - b.delta(d)]]
+    if not pushers:
+        return None
+    fills = tuple(new) if all(c in b.hole_index for c in new) else ()
+    return Push(q, tuple(lead), tuple(pushers), fills)
+
+
+def turnstile_period(arms: tuple[int, ...] | list[int]) -> int:
+    """Quarter turns after which the turnstile looks the same: 1 (plus), 2 (straight) or 4."""
+    return next(q for q in (1, 2, 4) if {(a + q) % 4 for a in arms} == set(arms))
+
+
+def arms_after(arms: tuple[int, ...] | list[int], r: int) -> list[int]:
+    """Directions of the arms after ``r`` clockwise quarter turns."""
+    return sorted((a + r) % 4 for a in arms)
+
+
+def arm_places(b: Board, pivot: int, arms: tuple[int, ...], period: int) -> list[tuple[int, int, list[int]]]:
+    """(direction, cell, rotations with an arm there) for each pivot neighbour an arm can reach."""
+    out = []
+    for d in range(4):
+        c = b.step(pivot, d)
+        if c is None:
+            continue
+        rs = [r for r in range(period) if d in arms_after(arms, r)]
+        if rs:
+            out.append((d, c, rs))
+    return out
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A quarter turn of a turnstile by pushing its arm in direction a with a move in direction d."""
+
+    pusher: int                              # the character's cell before the push
+    arm: int                                 # the pushed arm's cell: must not be over an open hole
+    sense: int                               # +1 clockwise, -1 counter-clockwise
+    sweep: tuple[tuple[int, bool], ...]      # (cell, is an arm's destination) that must be free, in order
+    target: int                              # the character's cell after: the arm's cell, or one beyond
+    carried: bool                            # an arm opposite the move carries the character two cells
+
+
+def turn_rule(b: Board, pivot: int, arms: list[int], a: int, d: int) -> Turn | None:
+    """The turn of arm ``a`` pushed in direction ``d``, the arms at ``arms``; None if impossible.
+
+    End-on pushes (d along a) do not exist.  Each arm sweeps the corner between its cell and its
+    destination; the pusher's own cell may be a swept corner (the character steps out of it).
+    A destination is later checked free of everything but this turnstile's own arms, a corner
+    free of everything: the split is kept in ``sweep``.
+    """
+    if a not in arms or d % 2 == a % 2:
+        return None
+    c = b.step(pivot, a)
+    pusher = b.step(c, (d + 2) % 4) if c is not None else None
+    if c is None or pusher is None or not b.open[pusher]:
+        return None
+    sense = 1 if d == (a + 1) % 4 else -1
+    sweep = []
+    for a2 in arms:
+        dest = b.step(pivot, (a2 + sense) % 4)
+        corner = b.step(dest, a2) if dest is not None else None
+        for cell in (corner, dest):
+            if cell == pusher:
                 continue
-            rs = [r for r in range(periods[t]) if d in arms_at(t, r)]
-            if not rs:
-                continue
-            if len(rs) == periods[t]:
-                pred: Expr = And()
-            else:
-                pred = Or(*[rot_value(t) == r for r in rs])
-            arm_preds.setdefault(c, []).append((t, pred))
+            if cell is None or not b.open[cell]:
+                return None
+            sweep.append((cell, cell == dest))
+    carried = (d + 2) % 4 in arms
+    target = c
+    if carried:
+        target = b.step(c, d)
+        if target is None or not b.open[target]:
+            return None
+    return Turn(pusher, c, sense, tuple(sweep), target, carried)
 
-    covers: dict[int, list[Expr]] = {}              # cell -> ["block k covers it"]
-    for k, (_, w, h) in enumerate(lv.blocks):
-        tab: dict[int, list[int]] = {}
-        for p in block_pos[k]:
-            for c in b.rect(p, w, h):
-                tab.setdefault(c, []).append(p)
-        for c, ps in tab.items():
-            size = max(ps) + 1
-            tab_c = Table([1 if q in ps else 0 for q in range(size)], 0)
-            covers.setdefault(c, []).append(tab_c[block[k]] == 1)
 
-    def blocked_by_block(c: int) -> Expr:
-        return Or(*covers.get(c, []))
+# ----------------------------------------------------------------------------- state and predicates
+class State:
+    """The state variables of one level (glossary above) and the predicates the rules share.
 
-    def arm_here(c: int, but: int | None = None) -> Expr:
-        return Or(*[pr for t, pr in arm_preds.get(c, []) if t != but])
+    Declares the variables on ``m`` in a fixed order: pos, active, block, rot, hole, lastsw.
+    """
 
-    def char_here(c: int) -> Expr:
-        return Or(*[x == c for x in pos]) if c != GONE else Or()
+    def __init__(self, m: Model, lv: Level, b: Board, track_switch: bool):
+        self.lv, self.b = lv, b
+        self.nc = nc = len(lv.chars)
+        self.pos = [m.var(f"pos[{slot}]", 0, b.n - 1, c) for slot, c in lv.chars]
+        self.active = m.var("active", 0, nc - 1, 0) if nc > 1 else None
+        self.block_size = [(w, h) for _, w, h in lv.blocks]
+        self.block_pos: list[list[int]] = []          # valid top-left cells per block
+        self.block: list[Expr] = []
+        for k, (p0, w, h) in enumerate(lv.blocks):
+            valid = [p for p in range(b.n) if b.fits(p, w, h)]
+            self.block_pos.append(valid)
+            self.block.append(m.var(f"block[{k}]", 0, max(valid), p0))
+        self.periods: list[int] = []
+        self.rot: list[Expr | None] = []
+        for t, (_, arms) in enumerate(lv.turnstiles):
+            period = turnstile_period(arms)
+            self.periods.append(period)
+            self.rot.append(m.var(f"rot[{t}]", 0, period - 1, 0) if period > 1 else None)
+        self.hole = [m.var(f"hole[{j}]", 0, 1, 1) for j in range(len(lv.holes))]
+        self.lastsw = m.var("lastsw", 0, 1, 0, aux=True) if track_switch else None
 
-    def occupied(c: int, but_turnstile: int | None = None) -> Expr:
-        return Or(blocked_by_block(c), arm_here(c, but_turnstile), char_here(c))
+        self._arm_preds: dict[int, list[tuple[int, Expr]]] = {}   # cell -> [(t, "an arm of t is here")]
+        for t, (p, arms) in enumerate(lv.turnstiles):
+            for _, c, rs in arm_places(b, p, arms, self.periods[t]):
+                pred = And() if len(rs) == self.periods[t] else Or(*[self.rot_value(t) == r for r in rs])
+                self._arm_preds.setdefault(c, []).append((t, pred))
+        self._covers: dict[int, list[Expr]] = {}                  # cell -> ["block k covers it"]
+        for k, (_, w, h) in enumerate(lv.blocks):
+            tab: dict[int, list[int]] = {}
+            for p in self.block_pos[k]:
+                for c in b.rect(p, w, h):
+                    tab.setdefault(c, []).append(p)
+            for c, ps in tab.items():
+                tab_c = Table([1 if q in ps else 0 for q in range(max(ps) + 1)], 0)
+                self._covers.setdefault(c, []).append(tab_c[self.block[k]] == 1)
+        self.me = self.pos[0] if self.active is None else Element(self.pos, self.active)
+        self.present = Count(x != GONE for x in self.pos)
 
-    def open_hole(c: int) -> Expr:
-        j = b.hole_index.get(c)
-        return hole[j] == 1 if j is not None else Or()
+    def rot_value(self, t: int) -> Expr:
+        return self.rot[t] if self.rot[t] is not None else 0  # type: ignore[return-value]
 
-    me = pos[0] if active is None else Element(pos, active)
-    alive = Not(dead_state(b, lv, pos, block, hole, block_pos)) if prune == "dead" else None
+    def arms_at(self, t: int, r: int) -> list[int]:
+        return arms_after(self.lv.turnstiles[t][1], r)
 
-    def guarded(g: Expr) -> Expr:
-        return g if alive is None else And(alive, g)
+    def blocked_by_block(self, c: int) -> Expr:
+        return Or(*self._covers.get(c, []))
 
-    def move_to(target: int) -> tuple[dict, list]:
+    def arm_here(self, c: int, but: int | None = None) -> Expr:
+        return Or(*[pr for t, pr in self._arm_preds.get(c, []) if t != but])
+
+    def char_here(self, c: int) -> Expr:
+        return Or(*[x == c for x in self.pos]) if c != GONE else Or()
+
+    def occupied(self, c: int, but_turnstile: int | None = None) -> Expr:
+        return Or(self.blocked_by_block(c), self.arm_here(c, but_turnstile), self.char_here(c))
+
+    def open_hole(self, c: int) -> Expr:
+        j = self.b.hole_index.get(c)
+        return self.hole[j] == 1 if j is not None else Or()
+
+    def move_to(self, target: int) -> tuple[dict, list]:
         """Effects putting the character in control on cell ``target``."""
-        if active is None:
-            return {pos[0]: target}, []
-        return {}, [When(active == k, {pos[k]: target}) for k in range(nc)]
+        if self.active is None:
+            return {self.pos[0]: target}, []
+        return {}, [When(self.active == k, {self.pos[k]: target}) for k in range(self.nc)]
 
-    def move_from_to(pairs: list[tuple[int, int]]) -> tuple[dict, list]:
+    def move_from_to(self, pairs: list[tuple[int, int]]) -> tuple[dict, list]:
         """Effects moving the character in control from cell a to cell b, for each (a, b).
 
         Constant targets (one conditional effect per starting cell, or a plain effect when there
@@ -550,207 +634,215 @@ def build(data: Level, metric: str = "steps", prune: str = "dead") -> Model:
         effect instead of one per value the position can take.
         """
         if len(pairs) == 1:
-            return move_to(pairs[0][1])
+            return self.move_to(pairs[0][1])
+        pos, active = self.pos, self.active
         if active is None:
             return {}, [When(pos[0] == a, {pos[0]: b_}) for a, b_ in pairs]
-        return {}, [When(And(active == k, pos[k] == a), {pos[k]: b_}) for k in range(nc) for a, b_ in pairs]
+        return {}, [When(And(active == k, pos[k] == a), {pos[k]: b_})
+                    for k in range(self.nc) for a, b_ in pairs]
 
-    def next_slot(k: int) -> Expr:
+    def next_slot(self, k: int) -> Expr:
         """The next slot after k (cyclic) that is still in the room, after k itself leaves."""
         out: Expr | int = k
-        for j in reversed(range(1, nc)):
-            kk = (k + j) % nc
-            out = If(pos[kk] != GONE, kk, out)
+        for j in reversed(range(1, self.nc)):
+            kk = (k + j) % self.nc
+            out = If(self.pos[kk] != GONE, kk, out)
         return out  # type: ignore[return-value]
 
-    present = Count(x != GONE for x in pos)
+    def not_switch(self) -> dict:
+        return {} if self.lastsw is None else {self.lastsw: 0}
 
-    def cost(steps_cost: int, frames_cost: Expr | int) -> Expr | int:
-        if steps:
-            return steps_cost * lex if steps_cost else (1 if lex > 1 else 0)
+
+# ----------------------------------------------------------------------------- the rules
+class Rules:
+    """The action schemas: one method per schema, called by the grounder with its parameters.
+
+    ``alive`` (``prune=dead``: "not a dead state") is added to every guard.
+    """
+
+    def __init__(self, s: State, metric: str, alive: Expr | None):
+        self.s, self.b, self.lv = s, s.b, s.lv
+        self.valid = [set(ps) for ps in s.block_pos]
+        self.steps = metric in ("steps", "steps-switches")
+        self.lex = LEX if metric == "steps-switches" else 1     # fewest steps first, then fewest switches
+        self.fill_extra = 26 if metric == "frames-diagonal" else 18
+        self.alive = alive
+
+    def guarded(self, g: Expr) -> Expr:
+        return g if self.alive is None else And(self.alive, g)
+
+    def cost(self, steps_cost: int, frames_cost: Expr | int) -> Expr | int:
+        """The action's cost under the metric: its steps, or its TAS frames (module docstring)."""
+        if self.steps:
+            return steps_cost * self.lex if steps_cost else (1 if self.lex > 1 else 0)
         return frames_cost
 
-    def not_switch() -> dict:
-        return {} if lastsw is None else {lastsw: 0}
-
-    # --- actions
-    # one walk schema per character (the one in control moves): a walk then changes one variable,
-    # which lets the engines compute whole walking regions at once (solvers/walkgraph.py)
-    @m.action("walk", k=range(nc), c=range(b.n), d=range(4))
-    def walk(k: int, c: int, d: int) -> Act | None:
+    def walk(self, k: int, c: int, d: int) -> Act | None:
+        s, b = self.s, self.b
         to = b.step(c, d)
         if not b.open[c] or to is None or not b.open[to]:
             return None
-        mine = pos[k] == c if active is None else And(active == k, pos[k] == c)
-        return Act(guard=guarded(And(mine, Not(occupied(to)), Not(open_hole(to)))),
-                   effects={pos[k]: to, **not_switch()}, cost=cost(1, 9), label=DIRS[d])
+        mine = s.pos[k] == c if s.active is None else And(s.active == k, s.pos[k] == c)
+        return Act(guard=self.guarded(And(mine, Not(s.occupied(to)), Not(s.open_hole(to)))),
+                   effects={s.pos[k]: to, **s.not_switch()}, cost=self.cost(1, 9), label=DIRS[d])
 
-    @m.action("exit", c=range(b.n), d=range(4))
-    def leave(c: int, d: int) -> Act | None:
+    def leave(self, c: int, d: int) -> Act | None:
+        s, b = self.s, self.b
         to = b.step(c, d)
-        if not b.open[c] or to != lv.exit:
+        if not b.open[c] or to != self.lv.exit:
             return None
-        if active is None:
-            return Act(guard=guarded(me == c), effects={pos[0]: GONE, **not_switch()}, cost=cost(1, 9),
-                       label=DIRS[d])
-        when = [When(active == k, {pos[k]: GONE, active: next_slot(k)}) for k in range(nc)]
-        return Act(guard=guarded(me == c), effects=not_switch(), when=when,
-                   cost=cost(1, 9 + 30 * ToInt(present >= 2)), label=DIRS[d])
+        if s.active is None:
+            return Act(guard=self.guarded(s.me == c), effects={s.pos[0]: GONE, **s.not_switch()},
+                       cost=self.cost(1, 9), label=DIRS[d])
+        when = [When(s.active == k, {s.pos[k]: GONE, s.active: s.next_slot(k)}) for k in range(s.nc)]
+        return Act(guard=self.guarded(s.me == c), effects=s.not_switch(), when=when,
+                   cost=self.cost(1, 9 + 30 * ToInt(s.present >= 2)), label=DIRS[d])
 
-    @m.action("switch")
-    def switch() -> Act | None:
-        if active is None:
+    def switch(self) -> Act | None:
+        s = self.s
+        if s.active is None:
             return None
-        when = [When(active == k, {active: next_slot(k)}) for k in range(nc)]
-        eff = {} if lastsw is None else {lastsw: 1}
-        return Act(guard=guarded(present >= 2), effects=eff, when=when,
-                   cost=cost(0, 30 + 2 * (lastsw if lastsw is not None else 0)), label="S")
+        when = [When(s.active == k, {s.active: s.next_slot(k)}) for k in range(s.nc)]
+        eff = {} if s.lastsw is None else {s.lastsw: 1}
+        return Act(guard=self.guarded(s.present >= 2), effects=eff, when=when,
+                   cost=self.cost(0, 30 + 2 * (s.lastsw if s.lastsw is not None else 0)), label="S")
 
+    def push(self, k: int, p: int, d: int) -> Act | None:
+        s = self.s
+        w, h = s.block_size[k]
+        pr = push_rule(self.b, p, d, w, h, self.valid[k])
+        if pr is None:
+            return None
+        guard = And(s.block[k] == p,
+                    Or(*[And(s.me == i, Not(s.open_hole(f))) for i, f in pr.pushers]),
+                    *[Not(s.occupied(c)) for c in pr.lead])
+        eff, when = s.move_from_to(list(pr.pushers))
+        eff = {**eff, s.block[k]: pr.to, **s.not_switch()}
+        fill = None
+        if pr.fills:
+            fill = And(*[s.open_hole(c) for c in pr.fills])
+            drop = {s.block[k]: GONE, **{s.hole[self.b.hole_index[c]]: 0 for c in pr.fills}}
+            when = [*when, When(fill, drop)]
+        frames = 10 if fill is None else 10 + self.fill_extra * ToInt(fill)
+        return Act(guard=self.guarded(guard), effects=eff, when=when, cost=self.cost(1, frames),
+                   label=DIRS[d])
+
+    def turn(self, t: int, r: int, a: int, d: int) -> Act | None:
+        s = self.s
+        tr = turn_rule(self.b, self.lv.turnstiles[t][0], s.arms_at(t, r), a, d)
+        if tr is None:
+            return None
+        conds = [s.me == tr.pusher, Not(s.open_hole(tr.arm))]
+        # a destination may hold this turnstile's own arm (it moves away); a corner nothing at all
+        conds += [Not(s.occupied(cell, t if is_dest else None)) for cell, is_dest in tr.sweep]
+        if tr.carried:
+            conds.append(Not(s.open_hole(tr.target)))
+        eff, when = s.move_to(tr.target)
+        eff = {**eff, **s.not_switch()}
+        rot = s.rot[t]
+        if rot is not None:
+            eff[rot] = (r + tr.sense) % s.periods[t]
+        return Act(guard=self.guarded(And(s.rot_value(t) == r, *conds)), effects=eff, when=when,
+                   cost=self.cost(1, 12), label=DIRS[d])
+
+
+# ----------------------------------------------------------------------------- the model
+def build(data: Level, metric: str = "steps", prune: str = "dead") -> Model:
+    lv = data
+    b = Board(lv)
+    m = Model(f"kwirk-{metric}")
+    s = State(m, lv, b, track_switch=metric not in ("steps", "steps-switches"))
+    alive = Not(dead_state(b, lv, s.pos, s.block, s.hole, s.block_pos)) if prune == "dead" else None
+    rules = Rules(s, metric, alive)
+
+    # one walk schema per character (the one in control moves): a walk then changes one variable,
+    # which lets the engines compute whole walking regions at once (solvers/walkgraph.py)
+    m.action("walk", k=range(s.nc), c=range(b.n), d=range(4))(rules.walk)
+    m.action("exit", c=range(b.n), d=range(4))(rules.leave)
+    m.action("switch")(rules.switch)
     for k in range(len(lv.blocks)):
-        w, h = block_size[k]
-        valid = set(block_pos[k])
+        m.action(f"push{k}", p=s.block_pos[k], d=range(4))(partial(rules.push, k))
+    for t in range(len(lv.turnstiles)):
+        m.action(f"turn{t}", r=range(s.periods[t]), a=range(4), d=range(4))(partial(rules.turn, t))
 
-        @m.action(f"push{k}", p=block_pos[k], d=range(4))
-        def push(p: int, d: int, k: int = k, w: int = w, h: int = h, valid: set = valid) -> Act | None:
-            q = p + b.delta(d)
-            if q not in valid:
-                return None
-            here = set(b.rect(p, w, h))
-            new = b.rect(q, w, h)
-            lead = [c for c in new if c not in here]
-            face = [f for f in here if f - b.delta(d) not in here]
-            pushers = [(f - b.delta(d), f) for f in face if b.open[f - b.delta(d)]]
-            if not pushers:
-                return None
-            guard = And(block[k] == p,
-                        Or(*[And(me == i, Not(open_hole(f))) for i, f in pushers]),
-                        *[Not(occupied(c)) for c in lead])
-            eff, when = move_from_to([(i, f) for i, f in pushers])
-            eff = {**eff, block[k]: q, **not_switch()}
-            fill = None
-            if all(c in b.hole_index for c in new):
-                fill = And(*[open_hole(c) for c in new])
-                when = [*when, When(fill, {block[k]: GONE, **{hole[b.hole_index[c]]: 0 for c in new}})]
-            frames = 10 if fill is None else 10 + fill_extra * ToInt(fill)
-            return Act(guard=guarded(guard), effects=eff, when=when, cost=cost(1, frames), label=DIRS[d])
-
-    for t, (pv, _) in enumerate(lv.turnstiles):
-        @m.action(f"turn{t}", r=range(periods[t]), a=range(4), d=range(4))
-        def turn(r: int, a: int, d: int, t: int = t, pv: int = pv) -> Act | None:
-            arms = arms_at(t, r)
-            if a not in arms or d % 2 == a % 2:
-                return None                           # no arm there, or an end-on push
-            c = b.step(pv, a)
-            pusher = b.step(c, (d + 2) % 4) if c is not None else None
-            if c is None or pusher is None or not b.open[pusher]:
-                return None
-            sense = 1 if d == (a + 1) % 4 else -1     # clockwise or counter-clockwise
-            conds = [me == pusher, Not(open_hole(c))]
-            for a2 in arms:
-                r2 = (a2 + sense) % 4
-                dest = b.step(pv, r2)
-                corner = b.step(dest, a2) if dest is not None else None
-                for cell in (corner, dest):
-                    if cell == pusher:
-                        continue                      # the pusher's own cell may be a swept corner
-                    if cell is None or not b.open[cell]:
-                        return None
-                    if cell == dest:
-                        conds.append(Not(Or(blocked_by_block(cell), arm_here(cell, t), char_here(cell))))
-                    else:
-                        conds.append(Not(occupied(cell)))
-            carry = (d + 2) % 4 in arms
-            target = c
-            if carry:
-                target = b.step(c, d)
-                if target is None or not b.open[target]:
-                    return None
-                conds.append(Not(open_hole(target)))
-            eff, when = move_to(target)
-            eff = {**eff, **not_switch()}
-            if rot[t] is not None:
-                eff[rot[t]] = (r + sense) % periods[t]
-            return Act(guard=guarded(And(rot_value(t) == r, *conds)), effects=eff, when=when,
-                       cost=cost(1, 12), label=DIRS[d])
-
-    # --- goal, heuristic, symmetry
-    m.goal(And(*[x == GONE for x in pos]))
+    # goal, heuristic, symmetry
+    m.goal(And(*[x == GONE for x in s.pos]))
     dist = b.exit_distance()
     dist[GONE] = 0
-    per_step = lex if steps else 9
-    m.heuristic(Sum(per_step * Table(dist, 0)[x] for x in pos), admissible=True)
+    per_step = rules.lex if rules.steps else 9
+    m.heuristic(Sum(per_step * Table(dist, 0)[x] for x in s.pos), admissible=True)
     by_size: dict[tuple[int, int], list[int]] = {}
-    for k, sz in enumerate(block_size):
+    for k, sz in enumerate(s.block_size):
         by_size.setdefault(sz, []).append(k)
     for ks in by_size.values():
-        m.interchangeable([(block[k],) for k in ks])
+        m.interchangeable([(s.block[k],) for k in ks])
     m.walks("walk", reversible=True)   # ucs/astar store only states after a push, turn, switch or exit
 
-    # --- display
-    letters = BLOCK_LETTERS
-    n_pos, n_act = len(pos), (1 if active is not None else 0)
-    n_blk = len(block)
+    m.display(partial(show, s))
+    add_pictures(m, s)
+    m.info.update(title=lv.title, mode=lv.mode, width=lv.W, height=lv.H, characters=s.nc,
+                  blocks=len(lv.blocks), turnstiles=len(lv.turnstiles), holes=len(lv.holes))
+    return m
 
-    @m.display
-    def show(values: list[int]) -> str:
-        grid = [[ch if ch in "#*E" else "." for ch in row] for row in lv.rows]
-        i = n_pos + n_act
-        bvals = values[i:i + n_blk]
-        i += n_blk
-        rvals = {}
-        for t in range(len(lv.turnstiles)):
-            if rot[t] is not None:
-                rvals[t] = values[i]
-                i += 1
-            else:
-                rvals[t] = 0
-        hvals = values[i:i + len(hole)]
 
-        def put(c: int, ch: str) -> None:
-            grid[c // W][c % W] = ch
+# ----------------------------------------------------------------------------- display and pictures
+def show(s: State, values: list[int]) -> str:
+    """A state as map text (FORMAT.md characters); ``values`` in the order State declares them."""
+    lv, b = s.lv, s.b
+    grid = [[ch if ch in "#*E" else "." for ch in row] for row in lv.rows]
+    i = len(s.pos) + (1 if s.active is not None else 0)
+    bvals = values[i:i + len(s.block)]
+    i += len(s.block)
+    rvals = {}
+    for t in range(len(lv.turnstiles)):
+        if s.rot[t] is not None:
+            rvals[t] = values[i]
+            i += 1
+        else:
+            rvals[t] = 0
+    hvals = values[i:i + len(s.hole)]
 
-        for j, c in enumerate(lv.holes):
-            if hvals[j]:
-                put(c, "O")
-        for k, p in enumerate(bvals):
-            if p != GONE:
-                w, h = block_size[k]
-                for c in b.rect(p, w, h):
-                    put(c, letters[k % len(letters)])
-        for t, (pv, _) in enumerate(lv.turnstiles):
-            for a in arms_at(t, rvals[t]):
-                put(pv + b.delta(a), ARROWS[a])
-        for (slot, _), c in zip(lv.chars, values[:n_pos]):
-            if c != GONE:
-                put(c, str(slot))
-        return "\n".join("".join(row) for row in grid)
+    def put(c: int, ch: str) -> None:
+        grid[c // lv.W][c % lv.W] = ch
 
-    # pictures: static cells, holes, blocks, arms, characters
-    look = m.look(lv.H, W)
+    for j, c in enumerate(lv.holes):
+        if hvals[j]:
+            put(c, "O")
+    for k, p in enumerate(bvals):
+        if p != GONE:
+            w, h = s.block_size[k]
+            for c in b.rect(p, w, h):
+                put(c, BLOCK_LETTERS[k % len(BLOCK_LETTERS)])
+    for t, (pv, _) in enumerate(lv.turnstiles):
+        for a in s.arms_at(t, rvals[t]):
+            put(pv + b.delta(a), ARROWS[a])
+    for (slot, _), c in zip(lv.chars, values[:len(s.pos)]):
+        if c != GONE:
+            put(c, str(slot))
+    return "\n".join("".join(row) for row in grid)
+
+
+def add_pictures(m: Model, s: State) -> None:
+    """The look: static cells, holes, blocks, arms, characters (in that order, later ones on top)."""
+    lv, b = s.lv, s.b
+    look = m.look(lv.H, lv.W)
     statics = [c for c in range(b.n) if lv.at(c) in "#*E"]
     look.cells([{"#": 0, "*": 1, "E": 2}[lv.at(c)] for c in statics],
                {0: Tile("#", fill="#555555", label=""), 1: Tile("*", fill="#8d6e63"),
                 2: Tile("E", fill="#7cb342")}, at=statics)
-    if hole:
-        look.cells(hole, {0: Tile(".", fill="#f7f3e8", label=""),
-                          1: Tile("O", fill="#222222", ink="#ffffff")}, at=lv.holes)
-    for k, x in enumerate(block):
-        w, h = block_size[k]
-        look.sprite(If(x == GONE, -1, x), Tile(letters[k % len(letters)], fill="#a1887f"), size=(h, w))
-    for t, (pv, _) in enumerate(lv.turnstiles):
+    if s.hole:
+        look.cells(s.hole, {0: Tile(".", fill="#f7f3e8", label=""),
+                            1: Tile("O", fill="#222222", ink="#ffffff")}, at=lv.holes)
+    for k, x in enumerate(s.block):
+        w, h = s.block_size[k]
+        letter = BLOCK_LETTERS[k % len(BLOCK_LETTERS)]
+        look.sprite(If(x == GONE, -1, x), Tile(letter, fill="#a1887f"), size=(h, w))
+    for t, (pv, arms) in enumerate(lv.turnstiles):
         cells, vals = [], []
-        for d in range(4):
-            c = b.step(pv, d)
-            if c is None or not any(d in arms_at(t, r) for r in range(periods[t])):
-                continue
+        for d, c, rs in arm_places(b, pv, arms, s.periods[t]):
             cells.append(c)
-            there = Or(*[rot_value(t) == r for r in range(periods[t]) if d in arms_at(t, r)])
-            vals.append(If(there, d + 1, 0))
+            vals.append(If(Or(*[s.rot_value(t) == r for r in rs]), d + 1, 0))
         look.cells(vals, {0: Tile(".", fill=None, label=""),
                           **{d + 1: Tile(ARROWS[d], fill="#ffb74d") for d in range(4)}}, at=cells)
-    for (slot, _), x in zip(lv.chars, pos):
+    for (slot, _), x in zip(lv.chars, s.pos):
         look.sprite(If(x == GONE, -1, x), Tile(str(slot), fill="#1e88e5", shape="circle"))
-
-    m.info.update(title=lv.title, mode=lv.mode, width=W, height=lv.H, characters=nc,
-                  blocks=len(lv.blocks), turnstiles=len(lv.turnstiles), holes=len(lv.holes))
-    return m

@@ -16,7 +16,7 @@ Instance format: ``instances/skyscraper/FORMAT.md`` (``size``, ``top``, ``bottom
 
 from __future__ import annotations
 
-from puzzleplan.lang import CspModel, Record, Tile
+from puzzleplan.lang import CspModel, Record, Tile, to_int
 
 NAME = "skyscraper"
 OPTIONS: list = []
@@ -30,9 +30,10 @@ def parse(rec: Record) -> dict:
     if not lines or lines[0][1][0] != "size":
         raise rec.error("the first line must be 'size N'", lines[0][0] if lines else None)
     no, words = lines[0]
-    if len(words) != 2 or not words[1].isdigit() or not 1 <= int(words[1]) <= 30:
+    size = to_int(words[1], 1, 30) if len(words) == 2 else None
+    if size is None:
         raise rec.error("'size' needs one integer 1..30", no)
-    n = int(words[1])
+    n = size
     data: dict = {"n": n, "givens": None}
     i = 1
     for side in _SIDES:
@@ -65,9 +66,7 @@ def _ints(rec: Record, no: int, words: list[str], n: int, lo: int, hi: int, what
         raise rec.error(f"{what}: expected {n} numbers, found {len(words)}", no)
     out = []
     for w in words:
-        if not w.lstrip("-").isdigit():
-            raise rec.error(f"{what}: {w!r} is not an integer", no)
-        v = int(w)
+        v = rec.int_field(w, what, no)
         if not lo <= v <= hi:
             raise rec.error(f"{what}: {v} is outside {lo}..{hi}", no)
         out.append(v)

@@ -42,11 +42,7 @@ def _rows(rec: Record, lines: list[tuple[int, str]], n: int | None) -> tuple[lis
     used = 0
     for no, text in lines:
         parts = text.split()
-        try:
-            row = [int(x) for x in parts]
-        except ValueError:
-            bad = next(x for x in parts if not x.lstrip("-").isdigit())
-            raise rec.error(f"{bad!r} is not a tile number", no) from None
+        row = [rec.int_field(x, "tile", no) for x in parts]
         if n is None:
             n = len(row)
         if len(row) != n:

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from puzzleplan.lang import (
     Act,
@@ -70,6 +69,9 @@ from puzzleplan.lang import (
     Sum,
     Table,
     Tile,
+    is_uint,
+    read_text,
+    text_lines,
 )
 
 NAME = "sokoban"
@@ -122,7 +124,7 @@ class Levels:
 
     def pick(self, which: str) -> Level:
         w = which.strip()
-        if w.isdigit() and 1 <= int(w) <= len(self.levels):
+        if is_uint(w) and 1 <= int(w) <= len(self.levels):
             return self.levels[int(w) - 1]
         for lv in self.levels:
             if lv.title.lower() == w.lower():
@@ -148,7 +150,7 @@ def read_xsb(text: str, source: str) -> Levels:
     levels: list[Level] = []
     cur: Level | None = None
     titled = True
-    for no, raw in enumerate(text.splitlines(), start=1):
+    for no, raw in enumerate(text_lines(text.removeprefix("\ufeff")), start=1):
         line = raw.rstrip()
         if _is_board_line(line):
             if cur is None:
@@ -203,11 +205,7 @@ def parse(rec: Record) -> Levels:
     Levels are split by their ``Title:`` lines and blank lines, which the generic record reader
     does not know, so the whole file is re-read here as raw text (docs/models/sokoban.md).
     """
-    try:
-        text = Path(rec.source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise rec.error(f"cannot read the level file: {e}") from None
-    return read_xsb(text, rec.source)
+    return read_xsb(read_text(rec.source), rec.source)
 
 
 # ----------------------------------------------------------------------------- the board

@@ -60,6 +60,7 @@ from puzzleplan.lang import (
     Count,
     Expr,
     If,
+    InstanceError,
     Max,
     Model,
     Not,
@@ -70,8 +71,10 @@ from puzzleplan.lang import (
     ToInt,
     When,
     progress,
+    read_text,
     script,
     split_headers,
+    text_lines,
     variant,
 )
 
@@ -96,7 +99,7 @@ BACK = {"U": "D", "D": "U", "L": "R", "R": "L"}
 CODE = {"U": 1, "D": 2, "L": 3, "R": 4}     # gate values
 SYMBOLS = {".": "sand", "#": "rock", "S": "ornament", "y": "leaf", "o": "leaf", "r": "leaf"}
 LEAF_RANK = {"y": 0, "o": 1, "r": 2}
-SIZE_RE = re.compile(r"^\s*size\s+(\d+)\s+(\d+)\s*$", re.IGNORECASE)
+SIZE_RE = re.compile(r"^\s*size\s+([0-9]{1,9})\s+([0-9]{1,9})\s*$", re.IGNORECASE)
 
 
 @dataclass
@@ -126,8 +129,8 @@ def _raw_rows(rec: Record, after_line: int, n: int) -> list[tuple[int, str]] | N
     record keeps them); None when the source is not a readable file.
     """
     try:
-        lines = Path(rec.source).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+        lines = text_lines(read_text(rec.source))
+    except InstanceError:
         return None
     out = []
     for no in range(after_line + 1, after_line + 1 + n):

@@ -9,7 +9,9 @@ its plan in the independent reference checker before anything is reported.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +22,11 @@ from .encodings.kernel import BACKENDS, Kernel, make_kernel
 from .ir.csp import CspTask, ground_csp
 from .ir.task import Task, ground
 from .lang.csp import CspModel
-from .lang.errors import EXIT_UNKNOWN_ENGINE, ModelError, OptionError, PuzzleError
+from .lang.errors import ModelError, OptionError, PuzzleError
 from .lang.model import Model, Option
 from .lang.records import Record, select_record
-from .solvers import CSP_ONLY, ENGINES, TASK_ONLY, Limits, Result, uses_macro
+from .solvers import Limits, Result, registry, uses_macro
+from .solvers.result import STOP, Clock, Interrupted
 from .verify.reference import check_plan
 
 EXIT_OK = 0
@@ -55,13 +58,13 @@ def load_model(name_or_path: str) -> ModuleType:
     """A bundled model (``klotski``) or a model file (``path/to/model.py``)."""
     p = Path(name_or_path)
     if p.suffix == ".py" or "/" in name_or_path:
-        if not p.is_file():
+        if not _is_file(p):
             raise ModelError("no such model file", name_or_path)
         path = p
     else:
         d = _models_dir()
         path = d / f"{name_or_path}.py" if d else Path(name_or_path)
-        if not path.is_file() or name_or_path.startswith("_"):
+        if not _is_file(path) or name_or_path.startswith("_"):
             known = ", ".join(bundled_models()) or "none found"
             raise ModelError(f"unknown model {name_or_path!r} (bundled: {known}; "
                              "or give a path to a .py file)")
@@ -89,6 +92,14 @@ def load_model(name_or_path: str) -> ModuleType:
         raise ModelError(f"model file failed to load: {type(e).__name__}: {e}", str(path),
                          _line_in(e, path)) from None
     return mod
+
+
+def _is_file(p: Path) -> bool:
+    """``Path.is_file`` that answers False, not OSError, for a name the file system cannot hold."""
+    try:
+        return p.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _line_in(exc: BaseException, path: Path) -> int | None:
@@ -168,6 +179,16 @@ class Loaded:
             self.kernels[backend] = k
         return self.kernels[backend]
 
+    def labels(self, result: Result) -> list[str] | None:
+        """``result``'s plan as action labels (``Result.plan`` holds action numbers, which mean
+        something only against this task); None when the engine returned no plan."""
+        return None if result.plan is None else plan_labels(self.task, result.plan)
+
+    def moves(self, result: Result) -> list[str] | None:
+        """``result``'s plan as counted moves: zero-cost steps folded into the step before them
+        (:func:`plan_moves`, what ``solve`` prints); None when the engine returned no plan."""
+        return None if result.plan is None else plan_moves(self.task, result.plan)
+
 
 def load_task(model: str | ModuleType, instance: str, options: list[str] | None = None) -> Loaded:
     mod = load_model(model) if isinstance(model, str) else model
@@ -178,26 +199,26 @@ def load_task(model: str | ModuleType, instance: str, options: list[str] | None 
     data = _call_model(mod, f"parse {path}", mod.parse, rec)
     built = _call_model(mod, "build this instance", mod.build, data, **opts)
     if isinstance(built, CspModel):  # a constraint model (lang/csp.py)
-        return Loaded(mod, rec, data, opts, ground_csp(built), instance)  # type: ignore[arg-type]
+        task_: Any = _call_model(mod, "ground the constraint model", ground_csp, built)
+        return Loaded(mod, rec, data, opts, task_, instance)
     if not isinstance(built, Model):
+        code = getattr(mod.build, "__code__", None)
         raise ModelError(f"build() returned {type(built).__name__}, not a Model",
-                         getattr(mod, "__file__", None))
-    task = ground(built)
+                         getattr(mod, "__file__", None), code.co_firstlineno if code else None)
+    # grounding runs the model's action schemas: their errors are the model file's, with its line
+    task = _call_model(mod, "ground the model", ground, built)
     return Loaded(mod, rec, data, opts, task, instance)
 
 
 def _line_record(path: str, rid: str | None) -> Record:
     """For models declaring ``ONE_PER_LINE``: every non-comment line is a record; ``FILE#k`` = line k."""
-    from .lang.errors import InstanceError
-    from .lang.records import read_records
+    from .lang.errors import InstanceError, echo
+    from .lang.records import is_uint, read_records, to_int
 
     lines = [ln for r in read_records(path) for ln in r.lines]
-    if rid is None:
-        k = 1
-    elif rid.isdigit() and 1 <= int(rid) <= len(lines):
-        k = int(rid)
-    else:
-        raise InstanceError(f"no record {rid!r}: this file holds {len(lines)}, one per line "
+    k = 1 if rid is None else to_int(rid, 1, len(lines)) if is_uint(rid) else None
+    if k is None:
+        raise InstanceError(f"no record {echo(rid or '')}: this file holds {len(lines)}, one per line "
                             f"(#1..#{len(lines)})",
                             path)
     return Record(path, [lines[k - 1]], id=str(k))
@@ -205,84 +226,121 @@ def _line_record(path: str, rid: str | None) -> Record:
 
 def _call_model(mod: ModuleType, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run a model-file function; anything it raises that is not a PuzzleError is a model bug (32)."""
+    f = getattr(mod, "__file__", None) or "model"
     try:
         return fn(*args, **kwargs)
+    except ModelError as e:
+        if e.file is None:  # raised by the language on the model's behalf: name the model file's line
+            e.file, e.line = f, e.line if e.line is not None else _line_in(e, Path(f))
+        raise
     except PuzzleError:
         raise
     except Exception as e:
-        f = getattr(mod, "__file__", None) or "model"
         raise ModelError(f"model failed to {what}: {type(e).__name__}: {e}", f,
                          _line_in(e, Path(f))) from None
 
 
 def check_engine(name: str) -> None:
-    if name not in ENGINES:
-        raise PuzzleError(f"unknown engine {name!r} (choose from {', '.join(ENGINES)})",
-                          code=EXIT_UNKNOWN_ENGINE)
+    """An unknown engine name is a one-line error with exit code 33."""
+    registry.get(name)
+
+
+def model_kind(task: Any) -> str:
+    return registry.CONSTRAINT if isinstance(task, CspTask) else registry.TRANSITION
 
 
 def engine_options(engine: str, pairs: list[str], task: Any = None,
                    model: ModuleType | None = None) -> dict[str, Any]:
-    """``-E key=value`` pairs checked against the engine function's keyword parameters.
+    """``-E key=value`` pairs converted and range-checked by the engine's registry record.
 
-    ``task``: a constraint task selects the constraint-model engine of that name. ``model``: the pairs came
+    ``task``: a constraint task selects the engine's constraint-model mode. ``model``: the pairs came
     from ``-O``, so an unknown key is named as unknown to both the model and the engine.
     """
-    import inspect
-
-    fn = _csp_engine(engine) if isinstance(task, CspTask) else ENGINES[engine]
-    params = {n: p for n, p in inspect.signature(fn).parameters.items()
-              if n not in ("kernel", "limits", "task", "macro_backend")
-              and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise OptionError(f"engine option {pair!r} must look like key=value")
-        key, text = (x.strip() for x in pair.split("=", 1))
-        if key not in params or key == "enumerate_all":
-            known = ", ".join(n for n in params if n != "enumerate_all") or "none"
-            if model is not None:
+    kind = model_kind(task)
+    mode = registry.mode_for(engine, kind, _model_name(model, task))
+    if model is not None:
+        for pair in pairs:
+            key = pair.split("=", 1)[0].strip()
+            if "=" in pair and mode.option(key) is None:
+                known = ", ".join(o.name for o in mode.options) or "none"
                 mk = ", ".join(o.name for o in model_options(model)) or "none"
                 name = getattr(model, "NAME", "?")
                 raise OptionError(f"unknown option {key!r}: not an option of model {name} "
                                   f"(known: {mk}) nor of engine {engine} (known: {known})")
-            raise OptionError(f"engine {engine} has no option {key!r} (known: {known})")
-        default = params[key].default
-        try:
-            if isinstance(default, bool):
-                if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                    raise ValueError
-                out[key] = text.lower() in ("true", "1", "yes")
-            elif isinstance(default, int):
-                out[key] = int(text)
-            elif isinstance(default, float):
-                out[key] = float(text)
-            else:
-                out[key] = text
-        except ValueError:
-            raise OptionError(f"engine option {key}: {text!r} is not a valid "
-                              f"{type(default).__name__}") from None
-    return out
+    return registry.parse_options(engine, kind, pairs)
 
 
-def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, kernel: str = "numba",
+def _model_name(model: ModuleType | None, task: Any) -> str:
+    if model is not None:
+        return str(getattr(model, "NAME", ""))
+    return str(getattr(task, "name", "") or "")
+
+
+# the kernels a caller may ask for: a backend, or "auto" (the compiled kernel when it is cached for
+# this task and engine, else the interpreted one; a long search then compiles in the background)
+KERNELS = ("auto", *BACKENDS)
+
+# an "auto" search on the interpreted kernel that ran longer than this (seconds) starts a background
+# compile of the specialised kernel, so that the next run of the same structure finds it cached
+AUTO_COMPILE_AFTER_S = 5.0
+
+
+def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, kernel: str = "auto",
           **engine_options: Any) -> Result:
     """Run one engine; its plan is replayed by the reference checker before we return it."""
-    check_engine(engine)
     if isinstance(loaded.task, CspTask):
         return solve_csp(loaded, engine, limits, **engine_options)
-    if engine in CSP_ONLY:
-        raise OptionError(f"engine {engine} works on constraint models only; "
-                          f"{getattr(loaded.model, 'NAME', loaded.task.name)} is a transition model")
-    if uses_macro(engine, loaded.task, engine_options):
-        k = loaded.kernel("numpy")
-        engine_options = {**engine_options, "macro_backend": kernel}
-    else:
-        k = loaded.kernel("numpy" if engine in TASK_ONLY else kernel)
-    result = ENGINES[engine](k, limits or Limits(), **engine_options)
+    mode = registry.mode_for(engine, registry.TRANSITION, _model_name(loaded.model, loaded.task))
+    if kernel not in KERNELS:
+        raise OptionError(f"unknown kernel {kernel!r} (choose from {', '.join(KERNELS)})")
+    limits = limits or Limits()
+    t0 = time.perf_counter()
+    macro = uses_macro(engine, loaded.task, engine_options)
+    backend = "numpy" if mode.kernel == "task" else concrete_kernel(loaded, engine, kernel, macro)
+    note = ""
+    if backend in ("numba", "interpreted"):
+        backend, note = _compile_first(loaded, engine, mode.function(), limits, macro, engine_options,
+                                       backend)
+    if note and mode.kernel == "compiled":   # idastar has no numpy path: the limit came first
+        return _no_kernel(loaded, engine, limits, t0, note)
+    with STOP.polled():                      # loading numba's cache: a signal waits for its end
+        if macro:
+            k = loaded.kernel("numpy")
+            engine_options = {**engine_options, "macro_backend": backend}
+        else:
+            k = loaded.kernel(backend)
+    if STOP.signum is not None and STOP.raising:
+        raise Interrupted(STOP.signum)
+    compile_s = time.perf_counter() - t0
+    STOP.raising = False                     # from here on the engine polls: it ends with its bound
+    try:
+        result = mode.function()(k, limits, **engine_options)
+    except Exception as e:
+        # pysat's C encoders (CardEnc, ITotalizer) catch SIGINT themselves and raise their own error
+        if "keyboard interrupt" not in str(e).lower():
+            raise
+        import signal
+
+        STOP.request(STOP.signum or signal.SIGINT)
+        result = Result("limit", engine, stats=Clock(limits).stats(expanded=0, generated=0, lower_bound=0),
+                        message="interrupted while encoding; no plan costs less than 0")
+    if backend in ("numba", "interpreted") and not macro and k.backend == backend:
+        _mark_warm(loaded, engine, backend)
     result.stats["kernel"] = result.stats.get("macro", {}).get("kernel", k.backend)
-    if loaded.kernel_note:
-        result.stats["kernel_note"] = loaded.kernel_note
+    result.stats["compile_s"] = round(compile_s, 3)
+    if limits.started is not None:
+        result.stats["load_s"] = round(t0 - limits.started, 3)
+        result.stats["run_s"] = round(time.perf_counter() - limits.started, 3)
+    if note or loaded.kernel_note:
+        result.stats["kernel_note"] = note or loaded.kernel_note
+    if kernel == "auto" and backend == "interpreted" and result.stats.get("time_s", 0) > AUTO_COMPILE_AFTER_S:
+        if _compile_in_background(loaded, engine, engine_options):
+            result.stats["kernel_note"] = ("the search ran long enough to repay a compile: the specialised "
+                                           "kernel is being compiled in the background for the next run")
+    if STOP.signum is not None and result.status not in ("optimal", "unsolvable"):
+        result.stats["interrupted"] = STOP.name
+        if "interrupted" not in result.message:
+            result.message = f"interrupted ({STOP.name}); {result.message}".rstrip("; ")
     if result.plan is not None:
         chk = check_plan(loaded.task, result.plan)
         result.stats["verified"] = chk.ok
@@ -291,6 +349,145 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
                               f"(engine said {result.cost}, checker {chk.cost})")
             result.stats["verified"] = False
     return result
+
+
+def concrete_kernel(loaded: Loaded, engine: str, kernel: str, macro: bool = False) -> str:
+    """The backend ``kernel`` stands for: itself, or for ``auto`` the compiled kernel when numba's cache
+    already holds it for this task and engine (or this process built it), else the interpreted one.
+
+    Why not compile at once: a compile costs 15 s to minutes per new model structure, level layout or
+    option, while most searches take milliseconds; the interpreter is compiled once per installation.
+    A macro search (walks declared) builds its sub-kernels on the way, so it stays interpreted.
+    """
+    if kernel != "auto":
+        return kernel
+    if "numba" in loaded.kernels and loaded.kernels["numba"].backend == "numba":
+        return "numba"
+    if not macro:
+        from .encodings import compiled
+
+        try:
+            if compiled.is_warm(loaded.task, engine):
+                return "numba"
+        except PuzzleError:       # no usable cache directory: nothing is cached either
+            pass
+    return "interpreted"
+
+
+def _compile_in_background(loaded: Loaded, engine: str, options: dict[str, Any]) -> bool:
+    """Start a detached process that compiles this task's kernel for ``engine`` into the cache.
+
+    It runs ``puzzleplan solve ... --kernel numba --max-states 1``: the engine's first expansion
+    compiles everything the search calls, and the run marks the kernel warm, so the next ``auto``
+    run of this structure uses it.  Off when ``PUZZLEPLAN_BACKGROUND_COMPILE=0`` (the tests).
+    """
+    import subprocess
+
+    if os.environ.get("PUZZLEPLAN_BACKGROUND_COMPILE", "1") == "0" or options:
+        return False
+    model = getattr(loaded.model, "__file__", None)
+    if not model:
+        return False
+    argv = [sys.executable, "-m", "puzzleplan.cli", "solve", model, loaded.instance, "-e", engine,
+            "--kernel", "numba", "--max-states", "1", "--quiet", "--json"]
+    for key, value in loaded.options.items():
+        argv += ["-O", f"{key}={value}"]
+    try:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return False
+    return True
+
+
+def _compile_first(loaded: Loaded, engine: str, fn: Any, limits: Limits, macro: bool,
+                   options: dict[str, Any], backend: str = "numba") -> tuple[str, str]:
+    """Compile the kernel in a child process when the run must stay stoppable while it compiles.
+
+    That is when a time limit is set or the CLI catches signals, the platform forks, and this
+    engine has not run on this kernel before (``compiled.is_warm``; for the interpreter, which is
+    compiled once per installation and cache, ``interp.warm_marker``).  The child runs the engine
+    for one state, which compiles everything the search calls into numba's disk cache; the
+    search then loads it from there.  With a time limit, the child gets at most half the time
+    that is left, so a search on the numpy kernel still has the other half.  Returns the backend
+    to use and, when it is not the one asked for, why.
+    """
+    from .encodings.kernel import CHILD_NO_NUMBA, CHILD_OK, compile_in_child
+
+    if backend in loaded.kernels or not hasattr(os, "fork") or macro:
+        return backend, ""
+    if limits.time_s is None and not STOP.installed:
+        return backend, ""
+    with STOP.polled():
+        if _is_warm(loaded, engine, backend):
+            return backend, ""
+
+    def work() -> int:
+        k = loaded.kernel(backend)
+        if k.backend != backend:
+            return CHILD_NO_NUMBA
+        try:
+            fn(k, Limits(max_states=1), **options)
+        except Exception:    # the engine's own errors are reported by the real run
+            pass
+        _mark_warm(loaded, engine, backend)
+        return CHILD_OK
+
+    now = time.perf_counter()
+    deadline = limits.deadline(now)
+    wait = None if deadline is None else (deadline - now) / 2
+    code = compile_in_child(work, wait, lambda: STOP.signum is not None)
+    if code is None and STOP.signum is not None:
+        raise Interrupted(STOP.signum)
+    what = "the compiled kernel" if backend == "numba" else "the interpreter (compiled once per installation)"
+    if code is None:
+        return "numpy", (f"{what} was not ready within half the time limit "
+                         f"({wait:.1f} s); used the numpy kernel")
+    if code == CHILD_NO_NUMBA:
+        return "numpy", "numba could not compile this task's kernel; used the numpy kernel"
+    return backend, ""
+
+
+def _is_warm(loaded: Loaded, engine: str, backend: str) -> bool:
+    from .encodings import compiled
+
+    if backend == "interpreted":
+        from .encodings import interp
+
+        return interp.warm_marker().exists()
+    return compiled.is_warm(loaded.task, engine)
+
+
+def _mark_warm(loaded: Loaded, engine: str, backend: str = "numba") -> None:
+    from .encodings import compiled
+
+    try:
+        if backend == "interpreted":
+            from .encodings import interp
+
+            interp.warm_marker().touch()
+        else:
+            compiled.warm_marker(loaded.task, engine).touch()
+    except (OSError, PuzzleError):
+        pass
+
+
+def _no_kernel(loaded: Loaded, engine: str, limits: Limits, t0: float, note: str) -> Result:
+    """The limit came while the compiled kernel an engine needs was compiling: a limit result,
+    with the heuristic's value at the start as the bound when the model declares it admissible."""
+
+    clock = Clock(limits)
+    stats = clock.stats(expanded=0, generated=0, compile_s=round(time.perf_counter() - t0, 3),
+                        kernel="numpy", kernel_note=note)
+    task = loaded.task
+    bound = 0
+    if task.heuristic is not None and task.heuristic_admissible:
+        k = loaded.kernel("numpy")
+        bound = int(k.heuristic(k.init_state())[0])
+    stats["lower_bound"] = bound
+    return Result("limit", engine, stats=stats,
+                  message=f"time limit: {note.split(';')[0]}; no plan costs less than {bound} "
+                          "(the heuristic at the start)")
 
 
 def exit_code(result: Result) -> int:
@@ -306,6 +503,7 @@ def exit_code(result: Result) -> int:
 
 
 def plan_labels(task: Task, plan: list[int]) -> list[str]:
+    """One label per step: a plan is action numbers (``Result.plan``), readable only with its task."""
     return [task.actions[k].label for k in plan]
 
 
@@ -329,15 +527,6 @@ def plan_moves(task: Task, plan: list[int]) -> list[str]:
     return out
 
 
-def _csp_engine(engine: str) -> Any:
-    from .solvers.csp import engines
-
-    table = engines()
-    if engine not in table:
-        raise OptionError(f"engine {engine} does not solve constraint models (use one of {', '.join(table)})")
-    return table[engine]
-
-
 def is_constraint_task(task: Any) -> bool:
     return isinstance(task, CspTask)
 
@@ -347,24 +536,19 @@ def with_seed(engine: str, task: Any, options: dict[str, Any], seed: int) -> dic
 
     One rule for the command line's ``--seed`` and for bench suites' ``seeds``, for both kinds of model.
     """
-    import inspect
-
-    fn = _csp_engine(engine) if isinstance(task, CspTask) else ENGINES[engine]
+    mode = registry.mode_for(engine, model_kind(task))
     out = dict(options)
-    if "seed" in inspect.signature(fn).parameters and "seed" not in out:
+    if mode.option("seed") is not None and "seed" not in out:
         out["seed"] = seed
     return out
 
 
 def constraint_engine_defaults(engine: str, options: dict[str, Any], seed: int = 0,
                                count: int = 1) -> dict[str, Any]:
-    """Fill ``seed`` and ``count`` from the command line where the engine takes them and -E did not."""
-    import inspect
-
-    params = inspect.signature(_csp_engine(engine)).parameters
+    """Fill ``count`` from the command line where the engine takes it and -E did not."""
     out = dict(options)
     if count != 1:
-        if "count" not in params:
+        if registry.mode_for(engine, registry.CONSTRAINT).option("count") is None:
             raise OptionError(f"engine {engine} cannot count solutions")
         out["count"] = count
     return out
@@ -375,7 +559,8 @@ def solve_csp(loaded: Loaded, engine: str, limits: Limits | None = None, **optio
     from .verify.csp import check_assignment
 
     task: CspTask = loaded.task  # type: ignore[assignment]
-    result = _csp_engine(engine)(task, limits or Limits(), **options)
+    mode = registry.mode_for(engine, registry.CONSTRAINT, _model_name(loaded.model, task))
+    result = mode.function()(task, limits or Limits(), **options)
     result.stats["kernel"] = "-"
     result.stats["count"] = options.get("count", 1)
     if result.assignment is not None:

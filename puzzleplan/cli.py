@@ -1,7 +1,7 @@
-"""Command line: ``puzzleplan solve|verify|show|dump|compile|models|generate|bench``.
+"""Command line: ``puzzleplan solve|verify|show|dump|compile|models|generate|bench|check-certificate``.
 
 Exit codes (docs/cli.md): 0 solved; 10 proven unsolvable; 12 limit or
-unknown; 20 engines disagree; 21 a plan failed the reference checker;
+unknown; 20 engines disagree; 21 a plan failed the reference checker; 22 a certificate rejected;
 30 malformed instance; 31 bad option or argument; 32 bad model; 33 unknown
 engine; 34 bad plan file; 35 output file not writable.  Errors are one line on stderr, never a traceback.
 """
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from .lang.errors import EXIT_BAD_OPTION, EXIT_BAD_PLAN, PuzzleError
-from .solvers import DESCRIPTIONS, ENGINES, Limits
+from .lang.errors import EXIT_BAD_OPTION, EXIT_BAD_PLAN, EXIT_OUTPUT, PuzzleError
+from .solvers import Limits, registry
 from .solvers.result import positive
 
 
@@ -24,12 +24,35 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line and exit code 31."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"puzzleplan: error: {message}", file=sys.stderr)
+        print(_error_line(message), file=sys.stderr)
         raise SystemExit(EXIT_BAD_OPTION)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse swallows OSError here, so `--help > /dev/full` said nothing and exited 0
+        if message:
+            (file or sys.stderr).write(message)
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # `--time-limit=--`: argparse drops the "--" and returns an empty list, unconverted, as the value
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            self.error(f"argument {'/'.join(action.option_strings)}: expected a value, got '--'")
+        return super()._get_values(action, arg_strings)
 
 
 _positive_float = positive(float)
 _positive_int = positive(int)
+MAX_SEED = 2**31 - 1   # numpy's RandomState refuses negative seeds, CP-SAT's seed is an int32
+
+
+def _seed(text: str) -> int:
+    """``--seed``: an integer every randomised engine accepts, checked before anything runs."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a valid int") from None
+    if not 0 <= v <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be between 0 and {MAX_SEED}")
+    return v
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,18 +68,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("solve", help="solve one instance with one engine")
     common(s)
-    s.add_argument("--engine", "-e", default="bfs", help=f"one of {', '.join(ENGINES)} (default bfs)")
+    s.add_argument("--engine", "-e", default="bfs",
+                   help=f"one of {', '.join(registry.NAMES)} (default bfs); `puzzleplan models` lists them")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--time-limit", type=_positive_float, metavar="S", help="search time limit in seconds")
     s.add_argument("--max-states", type=_positive_int, metavar="N", help="stop after N stored states")
     s.add_argument("--max-memory", type=_positive_float, metavar="MB",
-                   help="stop when the search's own data (visited set, parents, open list) passes MB "
-                        "MiB (bfs: before a growth that would pass it)")
-    s.add_argument("--seed", type=int, default=0, help="random seed (for randomised engines: ga, cpsat)")
+                   help="stop (status limit, with the bound so far) before the process's resident memory "
+                        "passes MB MiB (at most +10 %%; docs/limits.md)")
+    s.add_argument("--seed", type=_seed, default=0,
+                   help=f"random seed, 0..{MAX_SEED} (for randomised engines: ga, cpsat)")
     s.add_argument("--count", type=_positive_int, default=1, metavar="N",
                    help="constraint models: look for up to N solutions (2 = uniqueness check)")
-    s.add_argument("--kernel", default="numba", choices=("numba", "numpy"),
-                   help="successor kernel: compiled (default) or plain numpy")
+    s.add_argument("--kernel", default="auto", choices=("auto", "numba", "numpy", "interpreted"),
+                   help="successor kernel: auto (default: the compiled kernel when it is cached, else the "
+                        "interpreted one, which needs no per-task compile), numba (compiled per task), "
+                        "interpreted, or plain numpy")
     s.add_argument("--enumerate", action="store_true",
                    help="bfs only: explore every reachable state and report how many")
     s.add_argument("-E", dest="engine_options", action="append", default=[], metavar="KEY=VALUE",
@@ -70,14 +97,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help="progress as JSON lines on stderr ({\"event\": \"progress\", ...}), for scripts")
     s.add_argument("--progress-every", type=_positive_float, default=None, metavar="S",
                    help="seconds between progress updates (default 0.25 live, 1 for --log-progress)")
+    s.add_argument("--certificate", metavar="FILE",
+                   help="write a certificate of the optimum or of unsolvability to FILE, for "
+                        "`puzzleplan check-certificate` (docs/certificates.md)")
 
-    v = sub.add_parser("verify", help="run several engines, replay every plan, compare optima")
+    v = sub.add_parser("verify", help="run several engines, replay every plan, say which independent "
+                                      "paradigms proved the answer (confirmed / unconfirmed / disagree)")
     common(v)
-    v.add_argument("--engines", default="bfs,astar", help="comma-separated engines (default bfs,astar)")
+    v.add_argument("--engines", default=None,
+                   help="comma-separated engines (default: every exact engine that applies to the model)")
     v.add_argument("--json", action="store_true", help="print one JSON object")
-    v.add_argument("--time-limit", type=_positive_float, metavar="S", help="time limit per engine")
+    v.add_argument("--time-limit", type=_positive_float, metavar="S",
+                   help="time limit per engine (default 20 s)")
     v.add_argument("--max-states", type=_positive_int, metavar="N", help="state limit per engine")
-    v.add_argument("--kernel", default="numba", choices=("numba", "numpy"))
+    v.add_argument("--max-memory", type=_positive_float, metavar="MB",
+                   help="resident-memory limit per engine run, as for solve (MiB)")
+    v.add_argument("--count", type=_positive_int, default=1, metavar="N",
+                   help="constraint models: look for up to N solutions per engine (2 = compare uniqueness)")
+    v.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
+                   help="run up to N engines at once, in separate processes")
+    v.add_argument("--certificate", metavar="DIR",
+                   help="write a certificate of the proven answer into DIR and check it with the "
+                        "reference semantics (docs/certificates.md)")
+    v.add_argument("--kernel", default="auto", choices=("auto", "numba", "numpy", "interpreted"),
+                   help="successor kernel, as for solve (default auto)")
 
     sh = sub.add_parser("show", help="draw the board; with --plan, solve and replay the plan step by step")
     common(sh)
@@ -96,6 +139,15 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--frames", default="move", choices=("move", "step"),
                     help="replay frames: one per move (a costing step and the free steps after it; "
                          "default) or one per step")
+
+    cc = sub.add_parser("check-certificate", help="check a certificate of `solve --certificate` with the "
+                                                  "plain-Python reference semantics only")
+    common(cc)
+    cc.add_argument("certificate", metavar="FILE", help="the certificate file")
+    cc.add_argument("--reference", action="store_true",
+                    help="expand every state with the reference interpreter (slow); default: its "
+                         "straight-line transcription, cross-checked on every 64th state")
+    cc.add_argument("--json", action="store_true", help="print one JSON object")
 
     d = sub.add_parser("dump", help="print the grounded task (variables, actions, goal)")
     common(d)
@@ -116,10 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("generate", help="random instances whose proven optimum lies in a range")
     g.add_argument("model", help="a model that defines generate(rng, width, height, ...)")
-    g.add_argument("--size", required=True, metavar="WxH", help="board width x height, e.g. 6x5")
+    g.add_argument("--size", required=True, metavar="WxH",
+                   help="board width x height, e.g. 6x5; each side 1..64")
     g.add_argument("--min-moves", type=int, default=1, metavar="K", help="least proven optimum to keep")
     g.add_argument("--max-moves", type=int, default=None, metavar="K", help="largest proven optimum to keep")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=_seed, default=0, help=f"random seed, 0..{MAX_SEED}")
     g.add_argument("--tries", type=_positive_int, default=200, help="boards to draw before giving up")
     g.add_argument("--engine", "-e", default="bfs", help="exact engine that proves the optimum")
     g.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S", help="per board")
@@ -135,21 +188,118 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .solvers.result import SIGNAL_EXIT, Interrupted, catch_signals
+
+    started = _run_start(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return _dispatch(args)
+        args = parser.parse_args(argv)   # inside: --help on a full disk is an output error too
+        args.started = started
+        limit = getattr(args, "time_limit", None) if args.command == "solve" else None
+        # SIGINT/SIGTERM end an engine as a limit does (its bound printed, exit 130/143); the
+        # time limit of `solve` counts from the start of the run, loading and compiling included
+        with catch_signals(None if limit is None else started + limit) as stop:
+            try:
+                code = _dispatch(args)
+            except Interrupted as e:
+                code = _interrupted(e.signum, args)
+            if stop.signum in SIGNAL_EXIT:
+                code = SIGNAL_EXIT[stop.signum]
+        sys.stdout.flush()   # a full disk shows here, inside the try, not in the flush at exit
+        return code
     except PuzzleError as e:
-        print(f"puzzleplan: error: {e}", file=sys.stderr)
+        print(_error_line(str(e)), file=sys.stderr)
         return e.code
     except KeyboardInterrupt:
         print("puzzleplan: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head` and closed: not an error of ours
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         return 0
+    except SystemExit as e:  # --help, --version: their text must reach stdout like any other output
+        if e.code == 0:
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                _drop_stdout()
+            except OSError as err:
+                _drop_stdout()
+                print(_error_line(f"cannot write standard output: {err.strerror or err}"), file=sys.stderr)
+                return EXIT_OUTPUT
+        raise
+    except OSError as e:  # stdout refuses writes (a full disk, /dev/full, /proc/version)
+        _drop_stdout()
+        where = f"{str(e.filename)[:200]}: " if e.filename else "cannot write standard output: "
+        print(_error_line(f"{where}{e.strerror or e}"), file=sys.stderr)
+        return EXIT_OUTPUT
+
+
+MAX_ERROR_CHARS = 300   # an error is one line a person reads, whatever file, path or text it echoes
+
+
+def _error_line(message: str) -> str:
+    """``puzzleplan: error: MESSAGE`` as one line: control characters (a newline in a path, a NUL
+    from a binary file) escaped, and cut to :data:`MAX_ERROR_CHARS` with an ellipsis."""
+    text = "puzzleplan: error: " + "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in message)
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
+
+
+def _run_start(argv: Sequence[str] | None) -> float:
+    """``perf_counter`` time at which this run began: the process's start when ``main`` is the
+    program (no ``argv``: interpreter start-up and imports count against ``--time-limit`` too),
+    else now (``main([...])`` called from a test or a script)."""
+    import os
+    import time
+
+    now = time.perf_counter()
+    if argv is not None:
+        return now
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])   # field 22: starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - age if 0 <= age < 60 else now
+
+
+def _interrupted(signum: int, args: argparse.Namespace) -> int:
+    """A signal or the time limit before any engine ran (loading, grounding, compiling): one line."""
+    import signal
+
+    from .api import EXIT_LIMIT
+    from .solvers.result import SIGNAL_EXIT
+
+    if signum == signal.SIGALRM:
+        what = (f"time limit ({args.time_limit:g} s) reached before the search began (loading, "
+                "compiling); no plan costs less than 0")
+        if getattr(args, "json", False):
+            import time
+
+            elapsed = round(time.perf_counter() - args.started, 3)
+            # the --json contract's keys, as a search that stopped before its first expansion reports them
+            stats = {"lower_bound": 0, "run_s": elapsed, "time_s": 0.0, "expanded": 0, "generated": 0,
+                     "peak_mb": 0.0}
+            print(json.dumps({"status": "limit", "optimal": False, "cost": None, "plan": None, "steps": None,
+                              "moves": None, "engine": getattr(args, "engine", None), "proof": "",
+                              "message": what, "model": args.model, "instance": args.instance,
+                              "options": {}, "stats": stats}, ensure_ascii=False))
+        print(f"puzzleplan: {what}", file=sys.stderr)
+        return EXIT_LIMIT
+    print(f"puzzleplan: interrupted ({signal.Signals(signum).name}) before the search began",
+          file=sys.stderr)
+    return SIGNAL_EXIT.get(signum, 130)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush of what is left cannot fail again."""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):   # not a real file (pytest's capture, a StringIO): nothing to flush
+        return
+    os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -163,20 +313,29 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .bench.cli import run_bench
 
         return run_bench(args)
+    if args.command == "check-certificate":
+        return _check_certificate(args)
     if args.command == "solve":
         api.check_engine(args.engine)
-        if args.enumerate and args.engine != "bfs":
+        mode = registry.get(args.engine).transition
+        if args.enumerate and (mode is None or "enumerate_all" not in mode.internal):
             raise PuzzleError("--enumerate works with --engine bfs only", code=EXIT_BAD_OPTION)
     if args.command == "verify":
         from . import crosscheck
 
-        engines = crosscheck.parse_engines(args.engines)
+        engines = crosscheck.parse_engines(args.engines) if args.engines is not None else None
         loaded = api.load_task(args.model, args.instance, args.options)
-        verdict = crosscheck.run(loaded, engines, Limits(args.time_limit, args.max_states), args.kernel)
-        if args.json:
-            print(json.dumps(verdict.to_json(loaded), ensure_ascii=False))
-        else:
-            print(crosscheck.table(verdict))
+        if engines is None:
+            engines = crosscheck.default_engines(loaded, args.kernel)
+        crosscheck.check_applicable(loaded, engines, args.count, args.kernel)
+        default_limit = args.time_limit is None
+        limit = crosscheck.DEFAULT_TIME_LIMIT if default_limit else args.time_limit
+        limits = Limits(limit, args.max_states, max_rss_mb=args.max_memory)
+        if args.certificate is not None and not args.certificate.strip():
+            raise PuzzleError("--certificate needs a directory name", code=EXIT_BAD_OPTION)
+        verdict = crosscheck.print_stream(loaded, engines, limits, args.kernel, args.count, args.jobs,
+                                          args.json, default_limit, certificate_dir=args.certificate,
+                                          model=args.model)
         return crosscheck.exit_code(verdict)
     to_engine: list[str] = []
     if args.command == "solve":
@@ -206,19 +365,67 @@ def _dispatch(args: argparse.Namespace) -> int:
     from .progress import for_cli
 
     listener = for_cli(args.engine, args.quiet, args.log_progress, args.progress_every)
-    limits = Limits(args.time_limit, args.max_states, progress=listener, max_mb=args.max_memory)
+    limits = Limits(args.time_limit, args.max_states, progress=listener, max_rss_mb=args.max_memory,
+                    started=args.started)
     if listener is None:
         result = api.solve(loaded, args.engine, limits, args.kernel, **extra)
     else:
         with listener:
             result = api.solve(loaded, args.engine, limits, args.kernel, **extra)
+    cert = _write_certificate(loaded, result, args) if args.certificate else None
     if args.json:
-        print(json.dumps(api.result_json(loaded, result), ensure_ascii=False))
+        print(json.dumps({**api.result_json(loaded, result), **({"certificate": cert} if cert else {})},
+                         ensure_ascii=False))
     else:
         _print_result(loaded, result)
+        if cert:
+            print(f"  certificate: {cert['path']} ({cert['kind']}, {cert['states']:,} states, "
+                  f"{cert['bytes']:,} bytes, written in {cert['write_s']:.1f} s)")
     if args.layers or args.layers_plot:
         _layers(loaded, result, args)
     return api.exit_code(result)
+
+
+def _write_certificate(loaded: Any, result: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+    """``solve --certificate``: written for a verified optimum or unsolvability, else a note on stderr."""
+    from . import api
+    from .certificate import write_certificate
+
+    if api.is_constraint_task(loaded.task):
+        raise PuzzleError("--certificate works with transition models only", code=EXIT_BAD_OPTION)
+    if not (result.status == "unsolvable" or (result.status == "optimal" and result.stats.get("verified"))):
+        print(f"puzzleplan: no certificate written: status {result.status}", file=sys.stderr)
+        return None
+    kernel = api.concrete_kernel(loaded, result.engine, args.kernel)
+    return write_certificate(loaded, result, args.certificate, kernel, model=args.model)
+
+
+def _check_certificate(args: argparse.Namespace) -> int:
+    """``check-certificate``: exit 0 when valid, 22 when rejected, 30 when the file is no certificate."""
+    from . import api
+    from .verify import certificate as cert
+
+    loaded = api.load_task(args.model, args.instance, args.options)
+    if api.is_constraint_task(loaded.task):
+        raise PuzzleError("certificates are for transition models only", code=EXIT_BAD_OPTION)
+    data = cert.read(args.certificate)
+    try:
+        report = cert.check(loaded.task, data, "reference" if args.reference else "fast")
+    except cert.CertificateRejected as e:
+        if args.json:
+            print(json.dumps({"valid": False, "file": args.certificate, "reason": e.message},
+                             ensure_ascii=False))
+        else:
+            print(f"{args.certificate}: {e.message}")
+        return e.code
+    if args.json:
+        print(json.dumps({**report.to_json(), "file": args.certificate}, ensure_ascii=False))
+    else:
+        claim = f"optimum {report.cost}" if report.kind == "optimum" else "unsolvable"
+        print(f"{args.certificate}: certificate valid: {loaded.instance} is {claim} "
+              f"({report.states:,} states, {report.transitions:,} transitions checked in "
+              f"{report.seconds:.1f} s, {report.mode} successors)")
+    return 0
 
 
 def _layers(loaded: Any, result: Any, args: argparse.Namespace) -> None:
@@ -242,15 +449,16 @@ def _layers(loaded: Any, result: Any, args: argparse.Namespace) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from .generate import generate, parse_params, parse_size
+    from .generate import check_output, generate, parse_params, parse_size, write_output
 
     width, height = parse_size(args.size)
+    if args.out:
+        check_output(args.out)
     text, _ = generate(args.model, width, height, args.min_moves, args.max_moves, seed=args.seed,
                        tries=args.tries, engine=args.engine, options=args.options,
                        params=parse_params(args.params), time_limit=args.time_limit)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_output(args.out, text)
     else:
         print(text, end="")
     return 0
@@ -272,13 +480,10 @@ def _print_result(loaded: Any, result: Any) -> None:
         print(f"{head}: {result.status}, cost {result.cost}{extra}")
     else:
         print(f"{head}: {result.status}")
-    if "evaluations" in st and not st.get("expanded"):   # a GA: work is counted in evaluated genomes
-        work = f"{st['evaluations']:,} evaluations, {st.get('generations', 0):,} generations, "
-    else:
-        work = f"{st.get('expanded', 0):,} expanded, {st.get('generated', 0):,} generated, "
-    line = (f"  engine {result.engine} ({st.get('kernel')}): {st.get('time_s', 0):.3f} s search, "
-            f"{work}peak {st.get('peak_mb', 0):.1f} MB")
-    print(line)
+    print(f"  engine {result.engine}{_kernel_label(result)}: {st.get('time_s', 0):.3f} s search, "
+          f"{_work(st)}")
+    if result.proof:
+        print(f"  proof: {result.proof}")
     if st.get("kernel_note"):
         print(f"  note: {st['kernel_note']}")
     if "reachable" in st:
@@ -290,6 +495,43 @@ def _print_result(loaded: Any, result: Any) -> None:
         print(f"  note: {result.message}")
 
 
+def _kernel_label(result: Any) -> str:
+    """`` (numba)`` for engines that searched with a successor kernel; nothing for those that read the
+    task only (sat, cpsat, fd), which api.solve hands the numpy kernel merely as the task's carrier."""
+    try:
+        mode = registry.get(result.engine).transition
+    except PuzzleError:
+        mode = None
+    if mode is not None and mode.kernel == "task":
+        return ""
+    kernel = result.stats.get("kernel")
+    return f" ({kernel})" if kernel else ""
+
+
+# (stats key, words) of the symbolic engines' work, in the order printed: what they searched (the
+# horizon), how hard the solver worked, and how large the formula grew
+_SYMBOLIC_WORK = (("solver_calls", "solver calls"), ("models", "models solved"), ("conflicts", "conflicts"),
+                  ("decisions", "decisions"), ("branches", "branches"), ("variables", "variables"),
+                  ("clauses", "clauses"), ("constraints", "constraints"))
+
+
+def _work(st: dict[str, Any]) -> str:
+    """What the engine did, in its own counters: states for searches over the kernel, evaluated
+    genomes for a GA, horizon and solver effort for sat/cpsat (which expand no states)."""
+    if "evaluations" in st and not st.get("expanded"):   # a GA: work is counted in evaluated genomes
+        return (f"{st['evaluations']:,} evaluations, {st.get('generations', 0):,} generations, "
+                f"peak {st.get('peak_mb', 0):.1f} MB")
+    if "horizon" in st and not st.get("expanded"):        # sat, cpsat: an unrolled formula, no states
+        parts = [f"horizon {st['horizon']:,}"]
+        parts += [f"{st[k]:,} {words}" for k, words in _SYMBOLIC_WORK if isinstance(st.get(k), int)]
+        return ", ".join(parts)
+    work = f"{st.get('expanded', 0):,} expanded, {st.get('generated', 0):,} generated, "
+    if "iterations" in st:                                 # idastar: the f-bounds tried
+        its = st["iterations"]
+        work += f"{len(its) if isinstance(its, list) else its:,} iterations, "
+    return work + f"peak {st.get('peak_mb', 0):.1f} MB"
+
+
 def _print_csp_result(loaded: Any, result: Any) -> None:
     from . import api
 
@@ -299,9 +541,18 @@ def _print_csp_result(loaded: Any, result: Any) -> None:
     if verdict is not None:
         head += f" ({verdict})"
     print(head)
-    keys = ("nodes", "conflicts", "evaluations", "generations")
-    extra = "".join(f", {k} {st[k]:,}" for k in keys if k in st)
+    keys = ("nodes", "failures", "conflicts", "evaluations", "generations", "variables", "constraints")
+    extra = "".join(f", {k} {st[k]:,}" for k in keys if isinstance(st.get(k), int))
     print(f"  engine {result.engine}: {st.get('time_s', 0):.3f} s{extra}")
+    if result.proof:
+        found = getattr(result, "solutions", None)
+        after = (f" once the {found:,} solution{'s' if found != 1 else ''} found "
+                 f"{'were' if found != 1 else 'was'} forbidden"
+                 if result.assignment is not None and found and result.status != "optimal" else "")
+        print(f"  proof: {result.proof}{after}")
+    counted = _solution_count(result, int(st.get("count", 1) or 1), verdict)
+    if counted:
+        print(f"  solutions: {counted}")
     if result.assignment is not None:
         ok = "verified by the checker" if st.get("verified") else "REJECTED by the checker"
         print(f"  solution ({ok}):")
@@ -309,6 +560,27 @@ def _print_csp_result(loaded: Any, result: Any) -> None:
         print("\n".join("    " + ln for ln in render(result.assignment).splitlines()))
     if result.message:
         print(f"  note: {result.message}")
+
+
+def _solution_count(result: Any, count: int, verdict: str | None) -> str:
+    """``--count N``: how many solutions were found and what that says, or "" when not counting."""
+    found = getattr(result, "solutions", None)
+    if count < 2 or found is None:
+        return ""
+    complete = bool(result.stats.get("complete"))
+    if found >= count:
+        text = f"at least {found:,} (stopped at --count {count:,})"
+    elif complete:
+        text = f"{found:,} (the search space exhausted)"
+    else:
+        text = f"{found:,} found before the search stopped (--count {count:,})"
+    if verdict == "unique":
+        text += ": unique"
+    elif verdict == "several":
+        text += ": not unique"
+    elif verdict is None:
+        text += ": uniqueness not decided"
+    return text
 
 
 def _show(loaded: Any, args: argparse.Namespace) -> int:
@@ -420,20 +692,36 @@ def _show_picture(loaded: Any, args: argparse.Namespace) -> int:
 
 
 def _read_plan(task: Any, path: str, code: int) -> list[int]:
-    """Plan labels from a `solve --json` file or a text file, matched against applicable actions."""
+    """Plan labels from a `solve --json` file or a text file, matched against applicable actions.
+
+    A JSON plan's ``cost`` (and ``steps``) must be what the replay gives: a file edited by hand or
+    taken from another instance would otherwise be replayed and shown as if its numbers held.
+    """
     from .verify.reference import applicable, apply
 
     try:
-        text = open(path, encoding="utf-8").read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
-        raise PuzzleError(f"cannot read plan: {e.strerror}", path, code=code) from None
+        raise PuzzleError(f"cannot read plan: {e.strerror or e}", path, code=code) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise PuzzleError(f"not a plan: not UTF-8 text (byte {e.start})", path, line, code=code) from None
     labels: list[tuple[int, str]]
+    claimed: dict[str, Any] = {}
     if text.lstrip().startswith("{"):
         try:
-            labels = [(1, x) for x in json.loads(text)["plan"]]
-        except (ValueError, KeyError, TypeError):
+            doc = json.loads(text)
+        except (ValueError, RecursionError):
+            doc = None
+        plan_field = doc.get("plan") if isinstance(doc, dict) else None
+        if not (isinstance(plan_field, list) and all(isinstance(x, str) for x in plan_field)):
             raise PuzzleError("not a `puzzleplan solve --json` output with a plan", path, 1,
                               code=code) from None
+        labels = [(1, x) for x in plan_field]
+        claimed = {k: doc[k] for k in ("cost", "steps") if doc.get(k) is not None}
     else:
         labels = [(i, ln.strip()) for i, ln in enumerate(text.splitlines(), 1) if ln.strip()]
     state = list(task.init)
@@ -441,9 +729,15 @@ def _read_plan(task: Any, path: str, code: int) -> list[int]:
     for line, label in labels:
         ks = [k for k, a in enumerate(task.actions) if a.label == label and applicable(a, state)]
         if not ks:
-            raise PuzzleError(f"action {label!r} is unknown or not applicable here", path, line, code=code)
+            shown = repr(label[:60]) + ("..." if len(label) > 60 else "")
+            raise PuzzleError(f"action {shown} is unknown or not applicable here", path, line, code=code)
         plan.append(ks[0])
         state = apply(task, task.actions[ks[0]], state)
+    replayed = {"cost": sum(task.actions[k].cost for k in plan), "steps": len(plan)}
+    for key, value in claimed.items():
+        if isinstance(value, bool) or value != replayed[key]:
+            raise PuzzleError(f"the file says {key} {str(value)[:40]}, but its plan replays to {key} "
+                              f"{replayed[key]}", path, 1, code=code)
     return plan
 
 
@@ -457,9 +751,16 @@ def _models() -> int:
         for o in api.model_options(mod):
             choices = f" {{{', '.join(map(str, o.choices))}}}" if o.choices else ""
             print(f"  -O {o.name}=...{choices} (default {o.default}): {o.help}")
-    print("\nengines:")
-    for name, desc in DESCRIPTIONS.items():
-        print(f"  {name}: {desc}")
+    print("\nengines (-E KEY=VALUE sets an engine option):")
+    for e in registry.ENGINES:
+        kinds = " and ".join(e.kinds)
+        print(f"  {e.name}: {e.description} [{kinds} models]")
+        for kind in e.kinds:
+            mode = e.mode(kind)
+            assert mode is not None
+            label = f" ({kind})" if len(e.kinds) > 1 else ""
+            for o in mode.options:
+                print(f"    -E {o.name}=...{label} ({o.describe()}; default {o.default}): {o.help}")
     return 0
 
 

@@ -24,26 +24,40 @@ error conventions; the encoders stay pure.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from .api import Loaded
 from .lang.errors import EXIT_BAD_OPTION, EXIT_OUTPUT, PuzzleError
 
 FORMATS = ("cnf", "cpsat", "pddl")
+# The longest horizon written.  The formula grows linearly in it (the 8-puzzle: 60,000 variables and
+# 13 s at 1,000 steps), so a typo such as 10**20 would run until memory ran out; no SAT or CP-SAT
+# run proves anything at 10,000 steps.
+MAX_HORIZON = 10_000
 
 
-def _open_for_writing(path: str) -> Any:
+@contextmanager
+def _open_for_writing(path: str) -> Iterator[TextIO]:
+    """The file to write, where a failure to open, write or close it (a full disk, ``/proc/version``
+    refusing data only at close) is one line and exit 35, not a traceback."""
     try:
-        return open(path, "w", encoding="utf-8")  # noqa: SIM115 - the caller closes it
+        with open(path, "w", encoding="utf-8") as f:
+            yield f
     except OSError as e:
         raise PuzzleError(f"cannot write {path}: {e.strerror or e}", code=EXIT_OUTPUT) from None
 
 
 def _describe(loaded: Loaded) -> list[str]:
+    """Header lines for comments (CNF ``c``, PDDL ``;``): a newline or other control character in
+    the instance path or an option would end the comment and corrupt the file, so they are escaped."""
+    from .encodings.pddl import comment_text
+
     opts = ",".join(f"{k}={v}" for k, v in loaded.options.items()) or "defaults"
-    return [f"model {getattr(loaded.model, 'NAME', loaded.task.name)}", f"instance {loaded.instance}",
-            f"options {opts}"]
+    return [comment_text(line) for line in (f"model {getattr(loaded.model, 'NAME', loaded.task.name)}",
+                                            f"instance {loaded.instance}", f"options {opts}")]
 
 
 def _key_text(key: tuple, names: list[str], labels: list[str]) -> str:
@@ -69,7 +83,8 @@ def export_cnf(loaded: Loaded, horizon: int, out: str, max_cost: int | None = No
     """Write the DIMACS CNF; returns its size."""
     from pysat.card import CardEnc, EncType
 
-    from .encodings.sat import TOP, CnfPlan, mutex_invariants
+    from .encodings.invariants import mutex_invariants
+    from .encodings.sat import TOP, CnfPlan
 
     task = loaded.task
     enc = CnfPlan(task, invariants=mutex_invariants(task) if invariants else None)
@@ -110,7 +125,7 @@ def export_cpsat(loaded: Loaded, horizon: int, out: str, max_cost: int | None = 
                  invariants: bool = True) -> dict[str, int]:
     """Write the CP-SAT model proto (text, or binary for ``*.pb``); returns its size."""
     from .encodings.cpsat import CpPlan
-    from .encodings.sat import mutex_invariants
+    from .encodings.invariants import mutex_invariants
 
     task = loaded.task
     plan = CpPlan(task, horizon, invariants=mutex_invariants(task) if invariants else None, max_cost=max_cost)
@@ -121,8 +136,14 @@ def export_cpsat(loaded: Loaded, horizon: int, out: str, max_cost: int | None = 
     return plan.size()
 
 
-def export_pddl(loaded: Loaded, out: str, max_split: int | None = None) -> dict[str, int]:
-    """Write ``domain.pddl``, ``problem.pddl`` and ``actions.tsv`` into directory ``out``; returns sizes."""
+def export_pddl(loaded: Loaded, out: str, max_split: int | None = None,
+                symmetric: bool = True) -> dict[str, int]:
+    """Write ``domain.pddl``, ``problem.pddl`` and ``actions.tsv`` into directory ``out``; returns sizes.
+
+    ``actions.tsv`` names, per PDDL action, one ground action and (``stands_for``) every ground action
+    it was written for: an action on anonymous interchangeable objects moves *some* object, and which
+    labelled one depends on the state, so a plan maps back by replay (``PddlTask.plan_from_names``).
+    """
     from .encodings.pddl import DEFAULT_MAX_SPLIT, export
 
     d = Path(out)
@@ -134,16 +155,20 @@ def export_pddl(loaded: Loaded, out: str, max_split: int | None = None) -> dict[
     except OSError as e:
         raise PuzzleError(f"cannot write {out}: {e.strerror or e}", code=EXIT_OUTPUT) from None
     task = loaded.task
-    p = export(task, name=task.name, max_split=max_split or DEFAULT_MAX_SPLIT, comment=_describe(loaded))
+    p = export(task, name=task.name, max_split=max_split or DEFAULT_MAX_SPLIT, comment=_describe(loaded),
+               symmetric=symmetric)
     for name, text in (("domain.pddl", p.domain), ("problem.pddl", p.problem)):
         with _open_for_writing(str(d / name)) as f:
             f.write(text)
     with _open_for_writing(str(d / "actions.tsv")) as f:
-        f.write("pddl_action\tground_action\tlabel\n")
+        f.write("pddl_action\tground_action\tlabel\tstands_for\n")
         for name, k in p.actions.items():
-            f.write(f"{name}\t{k}\t{task.actions[k].label if k >= 0 else '(bookkeeping)'}\n")
+            every = p.steps[name].actions if name in p.steps else [k] if k >= 0 else []
+            f.write(f"{name}\t{k}\t{task.actions[k].label if k >= 0 else '(bookkeeping)'}\t"
+                    f"{','.join(map(str, every))}\n")
     return {"PDDL actions": p.stats["pddl_actions"], "ground actions": p.stats["ground_actions"],
-            "derived predicates": p.stats["derived_predicates"]}
+            "derived predicates": p.stats["derived_predicates"],
+            "anonymous groups": p.stats["anonymous_groups"]}
 
 
 def compile_task(loaded: Loaded, to: str, horizon: int | None, out: str, max_cost: int | None = None,
@@ -152,6 +177,8 @@ def compile_task(loaded: Loaded, to: str, horizon: int | None, out: str, max_cos
 
     if to not in FORMATS:
         raise PuzzleError(f"--to {to}: unknown format (known: {', '.join(FORMATS)})", code=EXIT_BAD_OPTION)
+    if not out.strip():   # "" would be the current directory for pddl: files written where nobody asked
+        raise PuzzleError("-o needs a file name (a directory for --to pddl)", code=EXIT_BAD_OPTION)
     if is_constraint_task(loaded.task):
         raise PuzzleError("compile exports transition models; this is a constraint model",
                           code=EXIT_BAD_OPTION)
@@ -164,10 +191,14 @@ def compile_task(loaded: Loaded, to: str, horizon: int | None, out: str, max_cos
         return export_pddl(loaded, out)
     if horizon is None:
         raise PuzzleError(f"--to {to} needs --horizon T", code=EXIT_BAD_OPTION)
-    if horizon < 1:
-        raise PuzzleError(f"--horizon must be >= 1, got {horizon}", code=EXIT_BAD_OPTION)
+    if not 1 <= horizon <= MAX_HORIZON:
+        raise PuzzleError(f"--horizon must be between 1 and {MAX_HORIZON:,}, got {str(horizon)[:30]}",
+                          code=EXIT_BAD_OPTION)
     if max_cost is not None and max_cost < 0:
         raise PuzzleError(f"--max-cost must be >= 0, got {max_cost}", code=EXIT_BAD_OPTION)
+    if max_cost is not None:   # a bound no plan of `horizon` steps can exceed is no bound: clamp it
+        # there, where the solvers' integer types hold it (10**20 overflowed pysat and CP-SAT)
+        max_cost = min(max_cost, horizon * max((a.cost for a in loaded.task.actions), default=0))
     if not Path(out).parent.exists():
         raise PuzzleError(f"cannot write {out}: no such directory {Path(out).parent}", code=EXIT_OUTPUT)
     if to == "cnf":
@@ -175,4 +206,4 @@ def compile_task(loaded: Loaded, to: str, horizon: int | None, out: str, max_cos
     return export_cpsat(loaded, horizon, out, max_cost, invariants)
 
 
-__all__ = ["FORMATS", "compile_task", "export_cnf", "export_cpsat", "export_pddl"]
+__all__ = ["FORMATS", "MAX_HORIZON", "compile_task", "export_cnf", "export_cpsat", "export_pddl"]

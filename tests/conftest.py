@@ -8,12 +8,17 @@ tasks only; everything else uses the numpy kernel.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import pytest
 from helpers import FAYAA, write_klotski, write_sliding
 
 from puzzleplan import api
+
+# `--kernel auto` starts a detached compile after a long interpreted search: never from the tests,
+# whose processes must all end with the run
+os.environ["PUZZLEPLAN_BACKGROUND_COMPILE"] = "0"
 
 
 @functools.cache

@@ -294,12 +294,21 @@ def test_model_parse_that_raises(tmp_path, capsys):
 
 
 # Regression: a domain violation during search went through the CLI as a traceback, exit code 1.
-@pytest.mark.parametrize("kernel", ["numpy", "numba"])
+@pytest.mark.parametrize("kernel", ["numpy", "numba", "interpreted"])
 def test_model_domain_violation_during_search(tmp_path, capsys, kernel):
     inst = tmp_path / "o.txt"
     inst.write_text("start: 0\n", encoding="utf-8")
     code, out, err = run_cli(["solve", MODELS_DIR / "overflow.py", inst, "--kernel", kernel], capsys)
     assert "up" in assert_one_line_error(code, out, err, expected_code=32)    # names the action
+
+
+# One rule for the explicit engines: idastar used to skip an out-of-domain successor and search on.
+@pytest.mark.parametrize("engine", ["astar", "ucs", "idastar"])
+def test_model_domain_violation_is_the_same_error_for_every_explicit_engine(tmp_path, capsys, engine):
+    inst = tmp_path / "o.txt"
+    inst.write_text("start: 0\n", encoding="utf-8")
+    argv = ["solve", MODELS_DIR / "overflow.py", inst, "-e", engine, "--kernel", "interpreted"]
+    assert "up" in assert_one_line_error(*run_cli(argv, capsys), expected_code=32)
 
 
 # Regression: a model module whose import raised a PuzzleError, or that lacked parse()/build(), stayed

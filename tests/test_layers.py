@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,7 +121,7 @@ def test_imports_point_downward(path: Path):
 def test_import_resolution_sees_relative_and_absolute_imports():
     # guards the checker itself: a known downward import must be found
     found = {d for _, d in _imports(PKG / "verify" / "reference.py")}
-    assert "puzzleplan.ir.task" in found and "puzzleplan.lang.expr" in found
+    assert "puzzleplan.ir.task" in found and "puzzleplan.lang.ops" in found
 
 
 def _model_files() -> list[Path]:
@@ -130,19 +131,49 @@ def _model_files() -> list[Path]:
     return files + sorted((Path(__file__).parent / "models").glob("*.py"))
 
 
-@pytest.mark.parametrize("path", _model_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_model_files_import_only_the_language(path: Path):
+def _model_import_problems(path: Path) -> list[str]:
+    """A model file loads on the language alone: it imports ``puzzleplan.lang`` and the standard
+    library, never numpy (the kernels own it), another model (models are loaded by path, one at a
+    time) or anything through ``__import__`` / ``importlib``, which would hide such an import."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad = []
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, f"{path.name}:{node.lineno}: relative import in a model file"
+            if node.level:
+                bad.append(f"{path.name}:{node.lineno}: relative import in a model file")
             names = [node.module or ""]
+        elif isinstance(node, ast.Call):
+            f = node.func
+            called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if called in ("__import__", "import_module", "spec_from_file_location"):
+                bad.append(f"{path.name}:{node.lineno}: imports at run time ({called})")
         for n in names:
-            if n.split(".")[0] == "puzzleplan":
-                assert n == "puzzleplan.lang", f"{path.name}:{node.lineno} imports {n}"
+            top = n.split(".")[0]
+            if top == "puzzleplan" and n != "puzzleplan.lang":
+                bad.append(f"{path.name}:{node.lineno} imports {n}")
+            elif top != "puzzleplan" and top not in sys.stdlib_module_names:
+                bad.append(f"{path.name}:{node.lineno} imports {n}: neither the language nor stdlib")
+    return bad
+
+
+@pytest.mark.parametrize("path", _model_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_model_files_import_only_the_language(path: Path):
+    assert not _model_import_problems(path)
+
+
+def test_model_import_check_sees_numpy_other_models_and_hidden_imports(tmp_path: Path):
+    f = tmp_path / "m.py"
+    f.write_text("from __future__ import annotations\nimport re\nfrom puzzleplan.lang import Model\n",
+                 encoding="utf-8")
+    assert _model_import_problems(f) == []
+    for line in ("import numpy as np", "from klotski import parse", "from models import sokoban",
+                 "from . import zpg", "from puzzleplan.api import load_task",
+                 "m = importlib.import_module('zpg')", "np = __import__('numpy')"):
+        f.write_text(f"import importlib\n{line}\n", encoding="utf-8")
+        assert _model_import_problems(f), line
 
 
 # ----------------------------------------------------------------------------- no puzzle names
@@ -205,3 +236,89 @@ def test_layer_rule_itself():
     assert allowed("render", "verify") and not allowed("render", "solvers")
     assert not allowed("render", "encodings")
     assert allowed("api", "render") and not allowed("verify", "render")
+
+
+def _closure(path: Path) -> tuple[set[str], set[str]]:
+    """(our modules, third-party top-level packages) that importing ``path`` can load, transitively."""
+    ours: set[str] = set()
+    third: set[str] = set()
+    todo = [path]
+    while todo:
+        for _, dotted in _imports(todo.pop()):
+            top = dotted.split(".")[0]
+            if top != "puzzleplan":
+                third.add(top)
+                continue
+            parts = dotted.split(".")
+            for k in range(2, len(parts) + 1):   # a package's __init__ runs before its modules
+                name = ".".join(parts[:k])
+                if name in ours:
+                    continue
+                base = ROOT.joinpath(*parts[:k])
+                target = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+                if target.exists():
+                    ours.add(name)
+                    todo.append(target)
+    return ours, third
+
+
+def test_certificate_checker_sees_no_engine_code():
+    """The certificate checker trusts the reference semantics only: nothing it loads, however
+    indirectly, comes from the kernels or the engines, nor numpy, numba or a solver."""
+    ours, third = _closure(PKG / "verify" / "certificate.py")
+    assert "puzzleplan.verify.reference" in ours and "puzzleplan.ir.task" in ours
+    assert not {m for m in ours if _target_layer(m) in ("encodings", "solvers")}, sorted(ours)
+    assert not third & {"numpy", "numba", "pysat", "ortools", "scipy"}, sorted(third)
+
+
+# ----------------------------------------------------------------------------- no import cycles
+def _unit_graph() -> dict[str, dict[str, str]]:
+    """unit -> {unit it imports: where, as 'file:line'}; a unit is a top-level module (api, cli,
+    crosscheck, ...) or a subpackage (lang, solvers, bench, ...).  Imports inside functions count:
+    a lazy import hides a cycle from Python's loader, not from a reader."""
+    graph: dict[str, dict[str, str]] = {}
+    for path in _modules():
+        unit = _layer_of_file(path)
+        if unit == "":
+            continue
+        for line, dotted in _imports(path):
+            target = _target_layer(dotted)
+            if target not in (None, "", unit):
+                graph.setdefault(unit, {}).setdefault(target, f"{path.relative_to(ROOT)}:{line}")  # type: ignore[arg-type]
+    return graph
+
+
+def _cycles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
+    """The shortest cycle through each unit that is on one, each cycle once (from its least unit)."""
+    found: set[tuple[str, ...]] = set()
+    for start in graph:
+        paths = {start: [start]}
+        todo = [start]
+        while todo:
+            u = todo.pop(0)
+            for v in sorted(graph.get(u, {})):
+                if v == start:
+                    cyc = paths[u]
+                    k = cyc.index(min(cyc))
+                    found.add(tuple(cyc[k:] + cyc[:k]))
+                    todo = []
+                    break
+                if v not in paths:
+                    paths[v] = paths[u] + [v]
+                    todo.append(v)
+    return [list(c) for c in sorted(found)]
+
+
+def test_no_import_cycles_between_modules_and_subpackages():
+    graph = _unit_graph()
+    assert "api" in graph.get("bench", {}) and "api" in graph.get("cli", {})   # the graph is read
+    cycles = _cycles(graph)
+    shown = [" -> ".join(c + [c[0]]) + " (" + ", ".join(graph[a][b] for a, b in zip(c, c[1:] + c[:1])) + ")"
+             for c in cycles]
+    assert not cycles, "import cycles: " + "; ".join(shown)
+
+
+def test_cycle_finder_itself():
+    assert _cycles({"api": {"bench": "x"}, "bench": {"api": "y"}}) == [["api", "bench"]]
+    assert _cycles({"a": {"b": ""}, "b": {"c": ""}, "c": {"a": ""}, "d": {"a": ""}}) == [["a", "b", "c"]]
+    assert _cycles({"cli": {"api": "", "bench": ""}, "bench": {"api": ""}, "api": {}}) == []

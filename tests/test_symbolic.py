@@ -28,7 +28,8 @@ from helpers import FAYAA, random_walk, write_klotski, write_sliding
 
 from puzzleplan import api
 from puzzleplan.encodings.cpsat import CpPlan
-from puzzleplan.encodings.sat import TOP, CnfPlan, mutex_invariants
+from puzzleplan.encodings.invariants import mutex_invariants
+from puzzleplan.encodings.sat import TOP, CnfPlan
 from puzzleplan.ir.task import ground
 from puzzleplan.lang import Abs, Act, And, Count, Element, If, Max, Min, Model, Not, Or, Table, ToInt, When
 from puzzleplan.lang.errors import OptionError

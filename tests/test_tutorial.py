@@ -69,24 +69,28 @@ def _console_blocks(text: str) -> list[list[tuple[str, list[str]]]]:
     return out
 
 
-ENGINE_ROW = re.compile(r"^(bfs|ucs|astar|idastar|sat|cpsat|ga|backtrack|fd)\s{2,}")
+ENGINE_ROW = re.compile(r"^(bfs|ucs|astar|idastar|sat|cpsat|ga|backtrack|fd|pdr)\s+"
+                        r"(explicit|symbolic|external|search|heuristic)\s")
+# verify's fixed columns (crosscheck._WIDTHS): time s and work vary between runs
+TIME_COLS, WORK_COLS = slice(43, 50), slice(50, 61)
 
 
 def _normalise(line: str) -> str:
     """One output line with what varies between runs masked: times, memory, counters of work."""
     line = line.rstrip()
-    if ENGINE_ROW.match(line):                       # verify's table: time, expanded/conflicts
-        cols = re.split(r"\s{2,}", line)
-        cols[-3:-1] = ["<t>", "<n>"]
+    if ENGINE_ROW.match(line):                       # verify's table: time, work (states, conflicts)
+        head, proof = line[:66], line[66:].strip()
+        head = head[:TIME_COLS.start] + "<t>" + " " * 4 + "<n>" + " " * 8 + head[WORK_COLS.stop:]
         # the proof's first clause says what kind of proof it is; its figures and the clauses after
         # it detail the horizons an engine happened to try (they vary with its search strategy)
-        cols[-4] = re.sub(r"\d+", "<k>", cols[-4].split(";")[0])
-        return "  ".join(cols)
+        return " ".join(head.split()) + "  " + re.sub(r"\d+", "<k>", proof.split(";")[0].rstrip("."))
     if re.match(r"^-+(\s+-+)+$", line):              # the table's rule: widths follow the values
         return "<rule>"
     if line.startswith("engine "):                   # the header row, padded to the widths
         return " ".join(line.split())
     if line.lstrip().startswith("engine ") and " s search" in line:
+        # --kernel auto: the compiled kernel once it is cached, else the interpreter
+        line = re.sub(r"\((numba|interpreted|numpy)\)", "(<kernel>)", line)
         return re.sub(r"\d[\d,.]*", "<n>", line)
     return line
 
@@ -141,12 +145,13 @@ def test_tutorial_command_prints_what_the_page_shows(command, expected, capsys, 
 
 
 def test_normalise_masks_only_what_varies():
-    row = "sat     optimal  5     UNSAT at horizons 0..4      0.249   723      yes"
-    assert _normalise(row) == _normalise(row.replace("0.249", "3.5").replace("723", "9,999"))
+    row = "sat      symbolic optimal  5      proved   0.13   723 conf   ok     UNSAT at horizons 0..4"
+    assert _normalise(row) == _normalise(row.replace("0.13 ", "3.50 ").replace("723 conf ", "9.9k conf"))
     assert _normalise(row) != _normalise(row.replace("optimal  5", "optimal  6"))
-    assert _normalise(row) != _normalise(row.replace("UNSAT", "SAT"))
+    assert _normalise(row) != _normalise(row.replace("UNSAT", "SAT  "))
     line = "  engine bfs (numba): 0.001 s search, 256 expanded, 2,304 generated, peak 1.1 MB"
     assert _normalise(line) == _normalise(line.replace("256", "300"))
+    assert _normalise(line) == _normalise(line.replace("(numba)", "(interpreted)"))
     assert _matches(["a", "...", "z"], ["a", "b", "c", "z"]) and not _matches(["a", "z"], ["a", "b", "z"])
 
 

@@ -6,8 +6,8 @@ task, prepares the solver (for the engine: kernel build and one untimed run, the
 mark (Linux ``/proc/self/clear_refs``), runs one search and prints one JSON line:
 ``rss_growth_mb`` = peak RSS during the search minus RSS just before it.  A fresh
 process keeps earlier runs' freed memory (which Python's and C's allocators hold on
-to and reuse) out of the figure.  SOLVER: ``hand-written``, ``reference``,
-``bfs/numba``, ``bfs/numpy``.
+to and reuse) out of the figure.  SOLVER: ``hand-written:FILE`` (a suite's
+hand-written baseline file, see baselines.py), ``reference``, ``bfs/numba``, ``bfs/numpy``.
 """
 
 from __future__ import annotations
@@ -67,15 +67,16 @@ def measure(fn: Callable[[], Any]) -> dict[str, Any]:
 def main(argv: Sequence[str]) -> int:
     from .. import api
     from ..solvers import Limits
-    from .baseline import hrd_bfs, hrd_board, reference_bfs
+    from .baselines import load_hand_written, reference_bfs
 
     solver, model, instance, *opts = argv
     loaded = api.load_task(model, instance, list(opts))
     fn: Callable[[], Any]
-    if solver == "hand-written":
+    if solver.startswith("hand-written:"):
+        mod = load_hand_written(solver.split(":", 1)[1])
         metric = loaded.options.get("metric", "steps")
-        board = hrd_board([text.strip() for _, text in loaded.record.body])
-        fn = lambda: hrd_bfs(board, metric)  # noqa: E731
+        board = mod.start_board(loaded)
+        fn = lambda: mod.bfs(board, metric)  # noqa: E731
     elif solver == "reference":
         fn = lambda: reference_bfs(loaded.task)  # noqa: E731
     elif "/" in solver:

@@ -1,9 +1,10 @@
 """``kind = "speed"`` suites: puzzleplan's engines against plain-Python baselines, in one process.
 
 ``[[speed]]`` sections time, for each metric of one instance, in this order:
-the hand-written Hua Rong Dao BFS (``baseline.hrd_bfs``), the generic BFS over
-the reference interpreter (``baseline.reference_bfs``) and the ``bfs`` engine
-with each kernel.  Every timing is the best of ``repetitions`` runs after
+a hand-written BFS for the puzzle (a file beside the suite, named by
+``hand_written``: bench/hrd_baseline.py for Hua Rong Dao; see baselines.py), the
+generic BFS over the reference interpreter (``baselines.reference_bfs``) and the
+``bfs`` engine with each kernel.  Every timing is the best of ``repetitions`` runs after
 ``warmup`` runs (so numba compilation and first-touch costs are excluded; the
 engine's ``time_s`` already excludes start-up).  Peak memory, never from a
 timed run: the hand-written baseline and the engine get one extra run under
@@ -31,16 +32,16 @@ from typing import Any
 
 from .. import api
 from ..lang.errors import PuzzleError
-from ..lang.records import split_headers
 from ..solvers import Limits, Result
-from .baseline import BaselineRun, hrd_bfs, hrd_board, reference_bfs
+from .baselines import BaselineRun, load_hand_written, reference_bfs
 from .memprobe import probe
 from .suite import Suite, SuiteError
 from .table import table
 
 Progress = Callable[[str], None]
 
-SPEED_KEYS = {"label", "model", "instance", "option", "metrics", "baselines", "kernels", "repetitions",
+SPEED_KEYS = {"label", "model", "instance", "option", "metrics", "baselines", "hand_written", "kernels",
+              "repetitions",
               "warmup", "reference_repetitions", "reference_tracemalloc", "rss_memory", "expect", "enumerate",
               "time_limit"}
 ENUM_KEYS = {"label", "model", "instance", "options", "kernels", "repetitions", "warmup", "expect_reachable",
@@ -190,16 +191,18 @@ def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, re
     rec = _Recorder(records, section=label, metric=metric)
     what = f"{label} {metric}"
     say(f"{label}: metric {metric}")
-    if "hand-written" in baselines:
-        board = hrd_board(_grid_rows(loaded))
-        run, row = _baseline_runs(rec, say, what, "hand-written", lambda: hrd_bfs(board, metric), reps, warm,
+    hand = _hand_written_file(suite, sec) if "hand-written" in baselines else None
+    if hand is not None:
+        mod = load_hand_written(hand)
+        board = mod.start_board(loaded)
+        run, row = _baseline_runs(rec, say, what, "hand-written", lambda: mod.bfs(board, metric), reps, warm,
                                   True)
         checks.add(f"{what}: hand-written BFS optimum", want, run.cost)
         checks.add(f"{what}: hand-written plan length = cost", run.cost, len(run.plan))
         rows["hand-written"] = row
         if do_enum:
             run, row = _baseline_runs(rec, say, what, "hand-written",
-                                      lambda: hrd_bfs(board, metric, stop_at_goal=False), reps, 0, False,
+                                      lambda: mod.bfs(board, metric, stop_at_goal=False), reps, 0, False,
                                       phase="enumerate")
             checks.add(f"{what}: hand-written reachable positions", expect["reachable"], run.visited)
             rows["hand-written enumerate"] = row
@@ -228,7 +231,8 @@ def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, re
             if "enumerate" in name:
                 continue
             say(f"  {what} {name}: peak RSS in a fresh process")
-            got = probe(name, sec["model"], spec, [f"{option}={metric}"])
+            solver = f"{name}:{hand}" if name == "hand-written" else name
+            got = probe(solver, sec["model"], spec, [f"{option}={metric}"])
             row["rss_growth_mb"] = got.get("rss_growth_mb") if got else None
             if got and got.get("cost") is not None:
                 checks.add(f"{what}: {name} optimum (memory probe)", want, got["cost"])
@@ -241,11 +245,15 @@ def _speed_metric(suite: Suite, sec: dict[str, Any], label: str, metric: str, re
     return {"expected": want, "rows": rows, "ratios": ratios}
 
 
-def _grid_rows(loaded: api.Loaded) -> list[str]:
-    rec = loaded.record
-    if not rec.body and not rec.headers:
-        split_headers(rec)
-    return [text.strip() for _, text in rec.body]
+def _hand_written_file(suite: Suite, sec: dict[str, Any]) -> Path:
+    """The ``hand_written`` file of a section listing the ``hand-written`` baseline, beside the suite."""
+    name = sec.get("hand_written")
+    if not name:
+        raise SuiteError(f"[[speed]] {sec.get('label', sec['instance'])}: baseline \"hand-written\" needs "
+                         "hand_written = FILE (a .py file beside the suite, e.g. hrd_baseline.py)",
+                         str(suite.path))
+    p = Path(name)
+    return p if p.is_absolute() else suite.path.parent / p
 
 
 def _engine_runs(loaded: api.Loaded, kernel: str, reps: int, warm: int, limits: Limits,

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..ir.task import Task
+from ..lang.errors import EXIT_UNSAFE_CACHE
 from ..lang.expr import BOOL, Expr, bounds, walk
 
 
@@ -531,27 +532,127 @@ def _canon_pack_source(task: Task) -> list[str]:
     return out + [""]
 
 
+def _check_private(d: Path) -> None:
+    """Refuse a cache directory another user could write to: its modules are imported, and numba
+    unpickles its index files, so whoever can write there runs code as us.
+
+    It must be a directory owned by us and writable by nobody else (no group or world write bit).
+    A link is judged by its target and by who owns the link.
+    """
+    from ..lang.errors import PuzzleError
+
+    if not hasattr(os, "getuid"):   # no POSIX owners (Windows): nothing to check against
+        return
+    uid = os.getuid()
+    try:
+        link = os.lstat(d)
+        st = os.stat(d)
+    except OSError as e:
+        raise PuzzleError(f"cannot use the kernel cache directory: {e.strerror or e}", str(d),
+                          code=EXIT_UNSAFE_CACHE) from None
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode):
+        problem = "not a directory"
+    elif st.st_uid != uid or link.st_uid != uid:
+        problem = f"owned by uid {st.st_uid if st.st_uid != uid else link.st_uid}, not by this user ({uid})"
+    elif st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        problem = f"writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
+    else:
+        return
+    raise PuzzleError(f"unsafe kernel cache directory: {problem}; its code would be run. Fix it "
+                      "(chmod 700) or set PUZZLEPLAN_CACHE to a private directory", str(d),
+                      code=EXIT_UNSAFE_CACHE)
+
+
+def _private_dir(d: Path, tighten: bool = False) -> Path:
+    """``d`` created (mode 0700 where new) or found, then checked: see :func:`_check_private`.
+
+    ``tighten`` (the ``kernels`` directory itself, ours alone): an existing one readable by others
+    is made 0700, so nobody else can reach the files in it, whatever the umask made them; and a
+    ``__pycache__`` in it (numba's index and machine code) is checked like the directory.
+    """
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _check_private(d)
+    if tighten:
+        if d.stat().st_mode & 0o077:
+            d.chmod(0o700)
+        if (d / "__pycache__").exists():
+            _check_private(d / "__pycache__")
+    return d
+
+
 def cache_dir() -> Path:
+    """The directory of generated kernel modules (and numba's cache of them, in its __pycache__).
+
+    ``$PUZZLEPLAN_CACHE/kernels``, else ``~/.cache/puzzleplan/kernels``; if that cannot be written,
+    ``puzzleplan-kernels-UID`` in the system temp directory.  Each directory on the way that exists
+    or is created here (the base and ``kernels``) must be private to this user; one that is not is
+    refused (exit 36) rather than used, since modules are imported from it; so is a
+    ``NUMBA_CACHE_DIR`` that exists.
+    """
+    numba_dir = os.environ.get("NUMBA_CACHE_DIR")   # numba pickles its index of our kernels there
+    if numba_dir and os.path.exists(numba_dir):
+        _check_private(Path(numba_dir))
     root = os.environ.get("PUZZLEPLAN_CACHE")
     base = Path(root) if root else Path.home() / ".cache" / "puzzleplan"
     d = base / "kernels"
     try:
-        d.mkdir(parents=True, exist_ok=True)
-        probe = d / ".write-test"
+        _private_dir(base)
+        _private_dir(d, tighten=True)
+        probe = d / f".write-test-{os.getpid()}"
         probe.write_text("")
         probe.unlink()
         return d
     except OSError:
-        d = Path(tempfile.gettempdir()) / "puzzleplan-kernels"
-        d.mkdir(parents=True, exist_ok=True)
-        return d
+        pass
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    fallback = Path(tempfile.gettempdir()) / f"puzzleplan-kernels-{uid}"
+    try:
+        return _private_dir(fallback, tighten=True)
+    except OSError as e:
+        from ..lang.errors import EXIT_OUTPUT, PuzzleError
+
+        raise PuzzleError(f"cannot create the kernel cache directory: {e.strerror or e} (set "
+                          "PUZZLEPLAN_CACHE to a writable directory)", str(fallback),
+                          code=EXIT_OUTPUT) from None
+
+
+_LAST: list[tuple[Task, int | None, str, list[int]]] = []   # the last task's generated source
+
+
+def _generated(task: Task, budget: int | None) -> tuple[str, list[int]]:
+    """``generate(task, budget)``, remembered for the last task: ``warm_marker`` and then
+    ``load_module`` both need the source of the same task, and a big one takes a while to write."""
+    if _LAST and _LAST[0][0] is task and _LAST[0][1] == budget:
+        return _LAST[0][2], _LAST[0][3]
+    src, tables = generate(task, budget)
+    _LAST[:] = [(task, budget, src, tables)]
+    return src, tables
+
+
+def module_name(task: Task, budget: int | None = None) -> str:
+    src, _ = _generated(task, budget)
+    return f"pp_kernel_{hashlib.sha1(src.encode()).hexdigest()[:20]}"
+
+
+def warm_marker(task: Task, key: str, budget: int | None = None) -> Path:
+    """A file that says: an engine (``key``) already ran on this task's kernel, so numba's disk
+    cache holds every function it calls.  With a time limit, a kernel without one is compiled in
+    a child process that the deadline can stop (``kernel.compile_in_child``)."""
+    return cache_dir() / f"{module_name(task, budget)}.{key}.warm"
+
+
+def is_warm(task: Task, key: str, budget: int | None = None) -> bool:
+    name = module_name(task, budget)
+    marker = warm_marker(task, key, budget)
+    return marker.exists() and any((marker.parent / "__pycache__").glob(f"{name}.*.nbi"))
 
 
 def load_module(task: Task, budget: int | None = None) -> tuple[ModuleType, list[int]]:
     """Generate, write (once) and import the kernel module for ``task``; also return its tables."""
-    src, tables = generate(task, budget)
-    digest = hashlib.sha1(src.encode()).hexdigest()[:20]
-    name = f"pp_kernel_{digest}"
+    src, tables = _generated(task, budget)
+    name = module_name(task, budget)
     if name in sys.modules:
         return sys.modules[name], tables
     path = cache_dir() / f"{name}.py"

@@ -33,173 +33,41 @@ Expressions (cached per ``(node, t)``):
 * top-level conjunctions of guards and the goal are posted directly with
   enforcement literals, without reifying them.
 
-Effects: ``x[v,t+1] == value_t`` enforced by the action literal (and the
-effect's condition, and the negations of later conditional writes of the
-same variable: later writes win).  Frame: ``x[v,t+1] == x[v,t]`` enforced
-when no action that may write ``v`` fires.
+The step itself -- each variable's value set per step, each action's guard
+conjuncts and effective writes with their firing conditions (later writes
+win), the writers of each variable -- comes from the shared layer
+:mod:`puzzleplan.encodings.unrolled`; this module translates it.  Effects:
+``x[v,t+1] == value_t`` enforced by the action literal and the write's firing
+condition.  Frame: ``x[v,t+1] == x[v,t]`` enforced when no writer of ``v``
+fires.
 
 Symmetry: a group of interchangeable single-variable objects gets labelled
 successors ``y`` and sorted state variables ``x = sorted(y)`` (``x`` non-
 decreasing, ``x_i = y[p_i]`` by ``AddElement`` with ``p`` all-different), so
 states are canonical as in the explicit engines; plans are mapped back to
-the instance's objects by :func:`puzzleplan.encodings.sat.concretise`.
+the instance's objects by :func:`puzzleplan.encodings.symmetry.concretise`.
 Invariants: the forbidden value pairs of
-:func:`puzzleplan.encodings.sat.mutex_invariants`, one
+:func:`puzzleplan.encodings.invariants.mutex_invariants`, one
 ``AddForbiddenAssignments`` per variable pair and step.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from ortools.sat.python import cp_model
 
 from ..ir.task import Task
-from ..lang.errors import ModelError
-from ..lang.expr import BOOL, Expr, min_assignment, relax_assignments, walk
-from .sat import Invariants, canonical, concretise, symmetry_groups
+from ..lang.expr import BOOL, Expr, relax_assignments, walk
+from .symmetry import canonical, concretise, symmetry_groups
+from .unrolled import CMP as _CMP
+from .unrolled import Invariants, Unrolled, ValueSetError, node_values
 
-_CMP: dict[str, Callable[[int, int], bool]] = {
-    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
-}
 _NEG = {"eq": "ne", "ne": "eq", "lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
-_BIN: dict[str, Callable[[int, int], int]] = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "min": min, "max": max,
-}
 
-
-class CpEncodingError(ModelError):
-    """An expression whose value sets are too large to post."""
-
-
-# ---------------------------------------------------------------------- value sets
-def node_values(e: Expr, var_sets: Sequence[frozenset[int]], memo: dict[int, frozenset[int]],
-                limit: int = 100_000) -> frozenset[int]:
-    """The values ``e`` can take when each variable ranges over its set (booleans as 0/1)."""
-    got = memo.get(id(e))
-    if got is not None:
-        return got
-    stack: list[tuple[Expr, bool]] = [(e, False)]
-    while stack:
-        n, ready = stack.pop()
-        if id(n) in memo:
-            continue
-        if ready:
-            memo[id(n)] = _values(n, [memo[id(a)] for a in n.args], var_sets, limit)
-            continue
-        stack.append((n, True))
-        stack.extend((a, False) for a in n.args if id(a) not in memo)
-    return memo[id(e)]
-
-
-def _values(n: Expr, a: list[frozenset[int]], vs: Sequence[frozenset[int]], limit: int) -> frozenset[int]:
-    op = n.op
-    if op == "const":
-        return frozenset((int(n.val),))  # type: ignore[arg-type]
-    if op == "var":
-        return vs[n.val]  # type: ignore[index]
-    if op == "toint":
-        return a[0]
-    if op == "not":
-        return frozenset(1 - x for x in a[0])
-    if op in ("and", "or"):
-        absorb = int(op == "or")  # the value that decides: True for or, False for and
-        out = {absorb} if any(absorb in s for s in a) else set()
-        if all(1 - absorb in s for s in a):
-            out.add(1 - absorb)
-        return frozenset(out)
-    if op in ("ite_int", "ite_bool"):
-        out: set[int] = set()
-        if 1 in a[0]:
-            out |= a[1]
-        if 0 in a[0]:
-            out |= a[2]
-        return frozenset(out)
-    if op == "table":
-        vals: tuple[int, ...] = n.val  # type: ignore[assignment]
-        out = set()
-        for i in a[0]:
-            if 0 <= i < len(vals):
-                out.add(vals[i])
-            else:
-                out |= a[1]
-        return frozenset(out)
-    if op == "element":
-        items = a[2:]
-        out = set()
-        for i in a[0]:
-            out |= items[i] if 0 <= i < len(items) else a[1]
-        return frozenset(out)
-    if op == "abs":
-        return frozenset(abs(x) for x in a[0])
-    if op in _CMP:
-        f = _CMP[op]
-        return _pairs(a[0], a[1], lambda x, y: int(f(x, y)), limit, (0, 1))
-    if op in _BIN:
-        f = _BIN[op]
-        acc = a[0]
-        for s in a[1:]:
-            lo_hi = _interval(f, acc, s)
-            acc = _pairs(acc, s, f, limit, lo_hi)
-        return acc
-    if op == "assign" and all(len(x) == 1 for x in a):   # a known state (the initial h)
-        return frozenset((min_assignment([next(iter(x)) for x in a], int(n.val)),))  # type: ignore[arg-type]
-    raise CpEncodingError(f"CP-SAT encoding: no rule for expression op {op!r}")
-
-
-def _interval(f: Callable[[int, int], int], a: frozenset[int], b: frozenset[int]) -> tuple[int, int]:
-    c = [f(x, y) for x in (min(a), max(a)) for y in (min(b), max(b))]
-    return min(c), max(c)
-
-
-def _pairs(a: frozenset[int], b: frozenset[int], f: Callable[[int, int], int], limit: int,
-           fallback: tuple[int, int]) -> frozenset[int]:
-    if len(a) * len(b) > limit:
-        lo, hi = fallback
-        if hi - lo > limit:
-            raise CpEncodingError(f"an expression's value range {lo}..{hi} is too large to post")
-        return frozenset(range(lo, hi + 1))
-    return frozenset(f(x, y) for x in a for y in b)
-
-
-def conjuncts(e: Expr) -> list[Expr]:
-    return list(e.args) if e.op == "and" else [e]
-
-
-def reachable_sets(task: Task, horizon: int, groups: Sequence[Sequence[int]] = (),
-                   start: Sequence[int] | None = None) -> list[list[frozenset[int]]]:
-    """Per step ``0..horizon``, each variable's value set in the relaxed (value-set) reachability.
-
-    ``groups``: interchangeable variables share one set per step (their values get permuted).
-    """
-    layers = [[frozenset((x,)) for x in (task.init if start is None else start)]]
-    for _ in range(horizon):
-        cur = layers[-1]
-        memo: dict[int, frozenset[int]] = {}
-        nxt = [set(s) for s in cur]
-        for a in task.actions:
-            if 1 not in node_values(a.guard, cur, memo):
-                continue
-            for eff in a.effects:
-                if eff.cond is not None and 1 not in node_values(eff.cond, cur, memo):
-                    continue
-                info = task.variables[eff.var]
-                nxt[eff.var].update(x for x in node_values(eff.value, cur, memo) if info.lo <= x <= info.hi)
-        for g in groups:
-            union = set().union(*(nxt[v] for v in g))
-            for v in g:
-                nxt[v] = union
-        new = [frozenset(s) for s in nxt]
-        layers.append(new)
-        if new == cur:  # fixpoint: every later layer is the same
-            while len(layers) <= horizon:
-                layers.append(new)
-            break
-    return layers
+# an expression whose value sets are too large to post (the layer's error: both are model errors)
+CpEncodingError = ValueSetError
 
 
 # ---------------------------------------------------------------------- the model
@@ -232,7 +100,8 @@ class CpPlan:
         self.groups = symmetry_groups(task) if symmetry else []
         self.invariants = invariants or {}
         self.start = canonical(self.groups, task.init)
-        self.sets = reachable_sets(task, horizon, self.groups, self.start)
+        self.layer = Unrolled(task, self.groups, limit=limit)
+        self.sets = [self.layer.sets(t) for t in range(horizon + 1)]
         self._memo: list[dict[int, frozenset[int]]] = [{} for _ in range(horizon + 1)]
         self._cache: dict[tuple[int, int], Any] = {}
         self._single: dict[int, int | None] = {}
@@ -537,43 +406,40 @@ class CpPlan:
             self.m.add_bool_or([lit]).only_enforce_if(when)
 
     def _step(self, t: int) -> None:
+        """The layer's step ``t -> t + 1``, posted."""
         task, m = self.task, self.m
         acts: dict[int, Any] = {}
-        writers: list[list[Any]] = [[] for _ in task.variables]
+        fired: dict[tuple[int, int], Any] = {}   # (action, effect) -> literal "this write fires"
         nxt = self.post[t + 1]
-        for k, a in enumerate(task.actions):
-            if 1 not in self.values(a.guard, t):
-                continue
-            lit = m.new_bool_var(f"a{k}_{t}")
-            acts[k] = lit
-            self.enforce(a.guard, t, [lit])
-            for j, eff in enumerate(a.effects):
-                later = [f for f in a.effects[j + 1:] if f.var == eff.var]
-                if any(f.cond is None for f in later):
-                    continue
-                fire: list[Lit] = [] if eff.cond is None else [self.boolean(eff.cond, t)]
-                fire += [self.neg(self.boolean(f.cond, t)) for f in later]  # type: ignore[arg-type]
+        step = self.layer.step(t)
+        for sa in step.actions:
+            lit = m.new_bool_var(f"a{sa.index}_{t}")
+            acts[sa.index] = lit
+            for c in sa.guard:
+                self.enforce(c, t, [lit])
+            for w in sa.writes:
+                fire: list[Lit] = [self.boolean(c, t) if pos else self.neg(self.boolean(c, t))
+                                   for c, pos in w.when]
                 if any(f is False for f in fire):
                     continue
                 fire = [f for f in fire if f is not True]
-                val, vvals = self.integer(eff.value, t)
-                info = task.variables[eff.var]
-                if not any(info.lo <= x <= info.hi for x in vvals):
+                val, _ = self.integer(w.value, t)
+                if not w.values:   # every value it can write leaves the domain: it must not fire
                     m.add_bool_or([self.neg(f) for f in [lit, *fire]])
                     continue
-                m.add(nxt[eff.var] == val).only_enforce_if([lit, *fire])
+                m.add(nxt[w.var] == val).only_enforce_if([lit, *fire])
                 if fire:
                     f = m.new_bool_var("")
                     m.add_bool_and([lit, *fire]).only_enforce_if(f)
                     m.add_bool_or([f, *[self.neg(g) for g in [lit, *fire]]])
-                    writers[eff.var].append(f)
+                    fired[w.action, w.index] = f
                 else:
-                    writers[eff.var].append(lit)
+                    fired[w.action, w.index] = lit
         cur = self.x[t]
         for v in range(len(task.variables)):
             if isinstance(cur[v], int) and isinstance(nxt[v], int):
                 continue
-            quiet = [self.neg(w) for w in writers[v]]
+            quiet = [self.neg(fired[key]) for w in step.writers[v] if (key := (w.action, w.index)) in fired]
             m.add(nxt[v] == cur[v]).only_enforce_if(quiet)
         noop = m.new_bool_var(f"noop_{t}")
         m.add_exactly_one([*acts.values(), noop])

@@ -8,13 +8,18 @@ for platforms where numba is unavailable.
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+from collections.abc import Callable
+
 import numpy as np
 
 from ..ir.task import Task
 from .npkernel import DomainError, NumpyKernel
 from .packing import Layout, group_arrays, layout_for, pack_np, unpack_np
 
-BACKENDS = ("numba", "numpy")
+BACKENDS = ("numba", "numpy", "interpreted")
 
 
 class Kernel:
@@ -164,7 +169,64 @@ def make_kernel(task: Task, backend: str = "numba", fallback: bool = False) -> K
             return Kernel(task)
     if backend == "numpy":
         return Kernel(task)
+    if backend == "interpreted":   # no per-task compile: one interpreter runs the task as data
+        from .interp import InterpretedKernel
+
+        return InterpretedKernel(task)
     raise ValueError(f"unknown kernel backend {backend!r} (choose from {', '.join(BACKENDS)})")
 
 
-__all__ = ["BACKENDS", "CompiledKernel", "DomainError", "Kernel", "make_kernel"]
+# exit codes of the compiling child (compile_in_child)
+CHILD_OK, CHILD_NO_NUMBA, CHILD_FAILED = 0, 3, 4
+
+
+def compile_in_child(work: Callable[[], int], wait_s: float | None,
+                     should_stop: Callable[[], bool] = lambda: False) -> int | None:
+    """Run ``work`` (which compiles, filling numba's disk cache) in a forked child.
+
+    Why: numba's compiler cannot be stopped from inside the process, and an interrupt raised in
+    it ends in an llvmlite traceback.  A child can be killed at a deadline or on a signal, and
+    what it compiled is then loaded from the disk cache in a fraction of the time.  Returns the
+    child's exit code (``work()``'s value), or None when it was stopped: after ``wait_s`` seconds,
+    or when ``should_stop()`` (polled every 20 ms) says so.  Without ``os.fork``: runs ``work``
+    here.
+    """
+    if not hasattr(os, "fork"):
+        return work()
+    pid = os.fork()
+    if pid == 0:   # the child: quiet, deaf to the terminal's Ctrl-C (the parent ends it), no timer
+        code = CHILD_FAILED
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            code = work()
+        except BaseException:
+            code = CHILD_FAILED
+        finally:
+            os._exit(code)
+    end = None if wait_s is None else time.perf_counter() + max(wait_s, 0.0)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                pid = 0
+                return os.waitstatus_to_exitcode(status)
+            if should_stop() or (end is not None and time.perf_counter() >= end):
+                return None
+            time.sleep(0.02)
+    finally:
+        if pid:   # stopped (or interrupted by an exception): the child goes too
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+
+
+__all__ = ["BACKENDS", "CompiledKernel", "DomainError", "Kernel", "compile_in_child", "make_kernel"]

@@ -23,11 +23,14 @@ partial cubes by SAT (Chockler et al., "Incremental formal verification of
 hardware", FMCAD 2011: the core of "cube, then the step does not reach the
 target").
 
-Status: an experiment, not called by any engine.  It proves small unsolvable
-gardens (3x4, 4x4: well under a second) but not PuzzleScript L2 / L3 (6x6):
-after 100 s it was at frame 4-5 either way, its blocked cubes saying "these
-many squares cannot all be raked within k steps" -- a counting fact that a
-clause over state values only expresses square by square.
+Run as the engine ``pdr`` (solvers/pdr.py).  It proves small unsolvable
+gardens (3x4, 4x4: well under a second) and three of four unsolvable random
+3x4 Klotski layouts (0.2-14 s, where sat and cpsat reach no verdict in 60 s:
+their horizons stop far below the value-set state bound), but not
+PuzzleScript L2 / L3 (6x6): after 60-100 s it was at frame 4-5 either way,
+its blocked cubes saying "these many squares cannot all be raked within k
+steps" -- a counting fact that a clause over state values only expresses
+square by square.  Measured figures: docs/architecture.md.
 
 The answer is checked before it is returned: the final clause set ``Inv`` is
 re-verified on a fresh encoding and solver (the initial state satisfies it,
@@ -39,12 +42,15 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pysat.solvers import Solver
 
 from ..ir.task import Task
-from .sat import TOP, CnfPlan, Invariants, conjuncts, relaxed_fixpoint
+from .invariants import relaxed_fixpoint
+from .sat import TOP, CnfPlan
+from .unrolled import Invariants, conjuncts
 
 Cube = tuple[tuple[int, int], ...]   # ((variable, value), ...)
 
@@ -75,17 +81,19 @@ class _Timeout(Exception):
 
 
 def prove_unreachable(task: Task, invariants: Invariants | None = None, deadline: float | None = None,
-                      solver: str = "cadical195", backward: bool = True) -> PdrResult:
+                      solver: str = "cadical195", backward: bool = True,
+                      stop: Callable[[], bool] | None = None) -> PdrResult:
     """Run PDR on ``task`` (module docstring): is the goal unreachable from the initial state?
 
     ``backward`` (default): PDR on the reversed system (Suda 2014's "reverse" PDR): the frames
     over-approximate the states that reach the goal within ``k`` steps, and the one state to
     exclude is the initial one; its obligations are states reachable from the initial state
     (exact, full states).  Forward: frames over-approximate the states reachable within ``k``
-    steps and goal states are excluded.
+    steps and goal states are excluded.  ``deadline`` (``time.perf_counter()`` seconds) and
+    ``stop`` (polled between bounded solver calls: a signal, a memory limit) end it undecided.
     """
     t0 = time.perf_counter()
-    pdr = _Pdr(task, invariants, deadline, solver, backward)
+    pdr = _Pdr(task, invariants, deadline, solver, backward, stop)
     try:
         verdict: bool | None = pdr.run()
     except _Timeout:
@@ -112,9 +120,10 @@ class _Pdr:
     ``here`` to ``there`` (forward: layers 0 -> 1; backward: 1 -> 0, the reversed relation)."""
 
     def __init__(self, task: Task, invariants: Invariants | None, deadline: float | None, solver: str,
-                 backward: bool = False):
+                 backward: bool = False, stop: Callable[[], bool] | None = None):
         self.task = task
         self.deadline = deadline
+        self.stop = stop
         self.backward = backward
         self.enc = enc = _one_step(task, invariants)
         h = 1 if backward else 0
@@ -152,10 +161,11 @@ class _Pdr:
             return False
         assumptions = [a for a in assumptions if a != TOP]
         self.calls += 1
-        if self.deadline is None:
+        if self.deadline is None and self.stop is None:
             return bool(self.sat.solve(assumptions=assumptions))
         while True:
-            if time.perf_counter() > self.deadline:
+            if (self.deadline is not None and time.perf_counter() > self.deadline) or \
+                    (self.stop is not None and self.stop()):
                 raise _Timeout
             self.sat.conf_budget(10_000)
             r = self.sat.solve_limited(assumptions=assumptions)

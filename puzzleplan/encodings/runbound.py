@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from pysat.solvers import Solver
 
 from ..ir.task import Task
-from .sat import TOP, CnfPlan, Invariants, relaxed_fixpoint
+from .invariants import relaxed_fixpoint
+from .sat import TOP, CnfPlan
+from .unrolled import Invariants
 
 
 @dataclass(frozen=True)

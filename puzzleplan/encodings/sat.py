@@ -35,12 +35,15 @@ literals* (the "direct" or "sparse" encoding of finite-domain variables,
 Walsh, "SAT v CSP", CP 2000): a boolean node is one literal, an integer node
 is a one-hot family of literals, one per value it can take.  The values an
 integer node can take are computed exactly from its children's value sets
-(never wider than :func:`puzzleplan.lang.expr.bounds`), and the state
-variables' value sets per step come from a relaxed (Graphplan-style, Blum &
-Furst 1997) reachability analysis over those sets: ``x`` at step ``t`` only
-gets literals for values some ``t``-step relaxed run can produce; the
-initial state is the ``t = 0`` layer with one value per variable, i.e. unit
-clauses folded into the constant true literal.
+(never wider than :func:`puzzleplan.lang.expr.bounds`).  What a step is --
+the state variables' value sets per step (a relaxed, Graphplan-style
+reachability analysis, Blum & Furst 1997), each action's guard conjuncts and
+effective writes with their firing conditions, the writers of each variable
+-- comes from the shared layer :mod:`puzzleplan.encodings.unrolled`, which
+this module translates into clauses: ``x`` at step ``t`` only gets literals
+for values some ``t``-step relaxed run can produce; the initial state is the
+``t = 0`` layer with one value per variable, i.e. unit clauses folded into
+the constant true literal.
 
 * A function of one integer argument (``x + 3``, ``table[x]``, ``x // 4``,
   ``x == 5``) needs no new variable when it is injective -- its literals are
@@ -59,7 +62,7 @@ Node encodings are cached per ``(node, t)``, so a view shared by many guards
 Two additions the IR gives for free, both optional:
 
 * *Invariants*: 2-literal invariants ("``v == a`` and ``w == b`` never hold
-  together") synthesised by :func:`mutex_invariants` (Rintanen's fixpoint,
+  together") synthesised by :func:`puzzleplan.encodings.invariants.mutex_invariants` (Rintanen's fixpoint,
   AAAI 2000) and posted at every step -- for piece puzzles these are the
   non-overlap constraints, which a CDCL solver otherwise has to rediscover
   by induction at every horizon.
@@ -67,7 +70,7 @@ Two additions the IR gives for free, both optional:
   are kept sorted at every step (the canonical state the explicit engines
   store), through a counting sorting layer (:meth:`CnfPlan._sort_layer`).
   Plans found on canonical states are mapped back to the instance's own
-  objects by :func:`concretise`.
+  objects by :func:`puzzleplan.encodings.symmetry.concretise`.
 
 Costs are exposed per step as "thermometer" literals (``cost_t >= k``,
 ``k = 1..max cost``) for a cardinality constraint over the whole horizon:
@@ -89,20 +92,12 @@ from pysat.formula import IDPool
 from ..ir.task import Task
 from ..lang.errors import ModelError
 from ..lang.expr import BOOL, Expr, relax_assignments
+from .symmetry import canonical, symmetry_groups
+from .unrolled import BIN as _BIN
+from .unrolled import CMP as _CMP
+from .unrolled import Invariants, Unrolled, Write, conjuncts
 
 TOP = 1  # the first id of every pool: ("top",)
-
-# forbidden value pairs: (v, w) with v < w -> {(a, b): "v == a and w == b" never holds}
-Invariants = dict[tuple[int, int], set[tuple[int, int]]]
-
-_CMP: dict[str, Callable[[int, int], bool]] = {
-    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
-    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-}
-_BIN: dict[str, Callable[[int, int], int]] = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
-    "floordiv": operator.floordiv, "mod": operator.mod, "min": min, "max": max,
-}
 
 
 class EncodingError(ModelError):
@@ -148,11 +143,6 @@ class IntEnc:
         return self.values[0] if len(self.values) == 1 else None
 
 
-def conjuncts(e: Expr) -> list[Expr]:
-    """Top-level conjuncts of a boolean expression (the expression itself if it is no ``and``)."""
-    return list(e.args) if e.op == "and" else [e]
-
-
 class CnfPlan:
     """The unrolled CNF of a task, grown one step at a time.
 
@@ -164,7 +154,8 @@ class CnfPlan:
                  invariants: Invariants | None = None, full_frame: bool = True,
                  start: Sequence[Iterable[int]] | None = None, symmetry: bool = True,
                  actions: Iterable[int] | None = None):
-        """``invariants``: forbidden value pairs added at every step (see :func:`mutex_invariants`).
+        """``invariants``: forbidden value pairs added at every step (see
+        :func:`puzzleplan.encodings.invariants.mutex_invariants`).
         ``full_frame``: also post the converse frame axiom (x(v,w,t+1) & -x(v,w,t) -> some writer),
         implied by exactly-one but stronger under unit propagation.  ``start``: a value set per
         variable for step 0 instead of the initial state (used by the invariant synthesis).
@@ -172,7 +163,6 @@ class CnfPlan:
         ``actions``: only these ground actions may happen (used by :mod:`.runbound`).
         """
         self.task = task
-        self.allowed = None if actions is None else set(actions)
         self.max_pairs = max_pairs
         self.pairwise_max = pairwise_max
         self.invariants = invariants or {}
@@ -188,12 +178,13 @@ class CnfPlan:
         self.x: list[list[dict[int, int]]] = []
         self.groups = symmetry_groups(task) if symmetry and start is None else []
         self.skipped_groups = sum(1 for g in task.groups if len(g) > 1) - len(self.groups)
-        if start is None:
+        starts = None if start is None else [sorted(set(vals)) for vals in start]
+        self.layer = Unrolled(task, self.groups, starts, actions, limit=max_pairs)
+        if starts is None:
             self.x.append([{v: TOP} for v in canonical(self.groups, task.init)])
         else:
             layer = []
-            for v, vals in enumerate(start):
-                vals = sorted(set(vals))
+            for v, vals in enumerate(starts):
                 if len(vals) == 1:
                     lits = {vals[0]: TOP}
                 else:
@@ -205,7 +196,6 @@ class CnfPlan:
             self._post_invariants(layer)
         self.acts: list[dict[int, int]] = []   # per step: action index -> literal
         self.noops: list[int] = []
-        self.fixpoint_at: int | None = None    # first t with the value sets equal to those of t-1
         self._max_cost = max((a.cost for a in task.actions), default=0)
         self._hx: Expr | None = None          # the heuristic as posted (relax_assignments)
         self.free_run: int | None = None       # see limit_free_runs
@@ -214,6 +204,12 @@ class CnfPlan:
     @property
     def horizon(self) -> int:
         return len(self.x) - 1
+
+    @property
+    def fixpoint_at(self) -> int | None:
+        """First encoded step ``t`` whose successor layer has the value sets of ``t`` (None: not reached)."""
+        f = self.layer.fixpoint_at
+        return f if f is not None and f < self.horizon else None
 
     def add(self, clause: list[int]) -> None:
         if TOP in clause:
@@ -522,80 +518,65 @@ class CnfPlan:
 
     # ------------------------------------------------------------------ the unrolled task
     def extend(self) -> None:
-        """Add the transition from step ``T = horizon`` to ``T + 1``."""
-        task = self.task
+        """Add the transition from step ``T = horizon`` to ``T + 1``: the layer's step, in clauses."""
         t = self.horizon
         xs = self.x[t]
+        step = self.layer.step(t)
         acts: dict[int, int] = {}
-        # (action literal, fire literals, variable, value encoding) per effect that can fire
-        writes: list[tuple[int, list[int], int, IntEnc, tuple[int, int]]] = []
-        new_vals: list[set[int]] = [set(d) for d in xs]
-        for k, a in enumerate(task.actions):
-            if self.allowed is not None and k not in self.allowed:
-                continue
-            guard = [self.boolean(c, t) for c in conjuncts(a.guard)]
-            if -TOP in guard:
+        # (action literal, fire literals, write, value encoding) per write that can fire
+        writes: list[tuple[int, list[int], Write, IntEnc]] = []
+        for sa in step.actions:
+            k = sa.index
+            guard = [self.boolean(c, t) for c in sa.guard]
+            if -TOP in guard or sa.dead:
                 continue
             effs = []
-            dead = False
-            for j, eff in enumerate(a.effects):
-                later = [f for f in a.effects[j + 1:] if f.var == eff.var]
-                if any(f.cond is None for f in later):
-                    continue  # overwritten unconditionally
-                fire = [] if eff.cond is None else [self.boolean(eff.cond, t)]
-                fire += [-self.boolean(f.cond, t) for f in later]  # type: ignore[arg-type]
+            for w in sa.writes:
+                fire = [self.boolean(c, t) if pos else -self.boolean(c, t) for c, pos in w.when]
                 if -TOP in fire:
                     continue
-                fire = [lit for lit in fire if lit != TOP]
-                val = self.integer(eff.value, t)
-                info = task.variables[eff.var]
-                if not fire and not any(info.lo <= v <= info.hi for v in val.values):
-                    dead = True  # every value leaves the domain: never applicable
-                    break
-                effs.append((fire, eff.var, val, j))
-            if dead:
-                continue
+                effs.append(([lit for lit in fire if lit != TOP], w, self.integer(w.value, t)))
             lit = self.pool.id(("a", k, t))
             acts[k] = lit
             for g in guard:
                 self.add([-lit, g])
-            for fire, v, val, j in effs:
-                info = task.variables[v]
-                new_vals[v].update(x for x in val.values if info.lo <= x <= info.hi)
-                writes.append((lit, fire, v, val, (k, j)))
-        # the successor's literals (relaxed reachability: old values plus any value written);
-        # with symmetry, interchangeable objects get labelled successors ("y") sorted below
+            for fire, w, val in effs:
+                writes.append((lit, fire, w, val))
+        # the successor's literals (the layer's values before sorting); with symmetry,
+        # interchangeable objects get labelled successors ("y") sorted below
         grouped = {v for g in self.groups for v in g}
         nxt: list[dict[int, int]] = []
-        for v, vals in enumerate(new_vals):
+        for v, vals in enumerate(step.post):
             if len(vals) == 1:
                 nxt.append({next(iter(vals)): TOP})
             else:
                 name = "y" if v in grouped else "x"
                 nxt.append({w: self.pool.id((name, v, w, t + 1)) for w in sorted(vals)})
-        writers: list[list[int]] = [[] for _ in task.variables]
-        for lit, fire, v, val, (k, j) in writes:
-            info = task.variables[v]
+        fired: dict[tuple[int, int], int] = {}   # (action, effect) -> literal "this write fires"
+        for lit, fire, w, val in writes:
+            v = w.var
             pre = [-lit, *[-f for f in fire]]
-            for w in val.values:
-                if info.lo <= w <= info.hi:
-                    self.add([*pre, -val.lit(w), nxt[v][w]])
-                else:
-                    self.add([*pre, -val.lit(w)])
+            for x in val.values:
+                target = nxt[v].get(x) if x in w.values else None
+                if target is not None:
+                    self.add([*pre, -val.lit(x), target])
+                else:  # outside the domain (or impossible at this step): the write cannot produce it
+                    self.add([*pre, -val.lit(x)])
             if fire:
-                f = self.pool.id(("f", k, j, t))
+                f = self.pool.id(("f", w.action, w.index, t))
                 for g in [lit, *fire]:
                     self.add([-f, g])
                 self.add([*pre, f])
-                writers[v].append(f)
+                fired[w.action, w.index] = f
             else:
-                writers[v].append(lit)
+                fired[w.action, w.index] = lit
         for v, vals in enumerate(nxt):
-            for w, now in xs[v].items():
-                self.add([-now, vals[w], *writers[v]])   # explanatory frame axiom
-            if self.full_frame and writers[v]:
-                for w, then in vals.items():
-                    self.add([-then, xs[v].get(w, -TOP), *writers[v]])
+            writers = [fired[key] for w in step.writers[v] if (key := (w.action, w.index)) in fired]
+            for x, now in xs[v].items():
+                self.add([-now, vals[x], *writers])   # explanatory frame axiom
+            if self.full_frame and writers:
+                for x, then in vals.items():
+                    self.add([-then, xs[v].get(x, -TOP), *writers])
             if len(vals) > 1:
                 self.exactly_one(list(vals.values()))
         self._post_invariants(nxt)
@@ -608,8 +589,6 @@ class CnfPlan:
             self._post_invariants(layer, grouped)
             nxt = layer
         self.x.append(nxt)
-        if self.fixpoint_at is None and all(len(a) == len(b) for a, b in zip(xs, nxt)):
-            self.fixpoint_at = t
         noop = self.pool.id(("noop", t))
         self.exactly_one([*acts.values(), noop])
         if self.noops:
@@ -718,7 +697,7 @@ class CnfPlan:
         return out
 
     def written(self, k: int) -> set[int]:
-        """Variables ground action ``k`` may write."""
+        """Variables ground action ``k`` may write (any effect, at any step)."""
         return {e.var for e in self.task.actions[k].effects}
 
     def goal(self, t: int) -> int:
@@ -788,227 +767,6 @@ class CnfPlan:
         return plan
 
 
-# ---------------------------------------------------------------------- symmetry and plans
-def symmetry_groups(task: Task) -> list[list[int]]:
-    """The task's groups of interchangeable single-variable objects (as variable lists).
-
-    Groups of multi-variable objects are not sorted by this encoder (they stay labelled).
-    """
-    return [[obj[0] for obj in g] for g in task.groups if len(g) > 1 and all(len(o) == 1 for o in g)]
-
-
-def canonical(groups: list[list[int]], state: Sequence[int]) -> list[int]:
-    """``state`` with each group's values sorted into its variables' order."""
-    out = list(state)
-    for g in groups:
-        for v, val in zip(g, sorted(state[v] for v in g)):
-            out[v] = val
-    return out
-
-
-def evaluate(e: Expr, state: Sequence[int], memo: dict[int, int]) -> int:
-    """Value of ``e`` in a concrete state (booleans as 0/1); used to name plan steps, not to judge them."""
-    got = memo.get(id(e))
-    if got is not None:
-        return got
-    op = e.op
-    if op == "const":
-        r = int(e.val)  # type: ignore[arg-type]
-    elif op == "var":
-        r = int(state[e.val])  # type: ignore[index]
-    elif op in ("ite_int", "ite_bool"):
-        r = evaluate(e.args[1] if evaluate(e.args[0], state, memo) else e.args[2], state, memo)
-    elif op == "table":
-        i = evaluate(e.args[0], state, memo)
-        vals: tuple[int, ...] = e.val  # type: ignore[assignment]
-        r = vals[i] if 0 <= i < len(vals) else evaluate(e.args[1], state, memo)
-    elif op == "element":
-        i = evaluate(e.args[0], state, memo)
-        items = e.args[2:]
-        r = evaluate(items[i] if 0 <= i < len(items) else e.args[1], state, memo)
-    else:
-        a = [evaluate(x, state, memo) for x in e.args]
-        if op == "and":
-            r = int(all(a))
-        elif op == "or":
-            r = int(any(a))
-        elif op == "not":
-            r = 1 - a[0]
-        elif op == "toint":
-            r = a[0]
-        elif op == "abs":
-            r = abs(a[0])
-        elif op in _CMP:
-            r = int(_CMP[op](a[0], a[1]))
-        else:
-            r = _fold(_BIN[op] if op != "add" else operator.add, a)
-    memo[id(e)] = r
-    return r
-
-
-def successor(task: Task, k: int, state: Sequence[int]) -> list[int] | None:
-    """State after ground action ``k`` (None if not applicable or a value leaves its domain)."""
-    memo: dict[int, int] = {}
-    a = task.actions[k]
-    if not evaluate(a.guard, state, memo):
-        return None
-    new = list(state)
-    for eff in a.effects:
-        if eff.cond is None or evaluate(eff.cond, state, memo):
-            new[eff.var] = evaluate(eff.value, state, memo)
-    if any(not info.lo <= x <= info.hi for x, info in zip(new, task.variables)):
-        return None
-    return new
-
-
-def concretise(task: Task, groups: list[list[int]], plan: list[int]) -> list[int]:
-    """A plan found on canonical states -> ground actions replayable from the real initial state.
-
-    At each step pick an action (the same one if it fits) whose successor of the real
-    state has the canonical form the symbolic plan reached, at the same cost.
-    """
-    if not groups:
-        return list(plan)
-    real = list(task.init)
-    canon = canonical(groups, real)
-    out = []
-    for step, a in enumerate(plan, start=1):
-        nxt = successor(task, a, canon)
-        if nxt is None:
-            raise EncodingError(f"step {step}: the symbolic plan's action is not applicable (encoder bug)")
-        want = canonical(groups, nxt)
-        cost = task.actions[a].cost
-        for b in [a, *range(len(task.actions))]:
-            if task.actions[b].cost != cost:
-                continue
-            succ = successor(task, b, real)
-            if succ is not None and canonical(groups, succ) == want:
-                break
-        else:
-            raise ModelError(f"step {step}: no action reproduces the symbolic plan's transition; the "
-                             "model's interchangeable() declaration does not describe a true symmetry")
-        out.append(b)
-        real, canon = succ, want
-    return out
-
-
-def _start_sets(task: Task, groups: list[list[int]]) -> list[list[int]]:
-    """Initial values per variable; a grouped variable may hold any of its group's initial values."""
-    sets = [[v] for v in task.init]
-    for g in groups:
-        vals = sorted({task.init[v] for v in g})
-        for v in g:
-            sets[v] = vals
-    return sets
-
-
-def relaxed_fixpoint(task: Task, symmetric: bool = True, max_steps: int = 10_000) -> list[list[int]]:
-    """Each variable's values in the fixpoint of the relaxed value-set reachability of :class:`CnfPlan`.
-
-    ``symmetric``: from every permutation of the initial state within the task's groups.
-    """
-    groups = symmetry_groups(task) if symmetric else []
-    probe = CnfPlan(task, full_frame=False, start=_start_sets(task, groups) if groups else None)
-    while probe.fixpoint_at is None and probe.horizon < max_steps:
-        probe.extend()
-        probe.drain()
-    return [sorted(d) for d in probe.x[-1]]
-
-
-def mutex_invariants(task: Task, solver: str = "glucose4", max_candidates: int = 400_000,
-                     deadline: float | None = None, symmetric: bool = True) -> Invariants | None:
-    """2-literal invariants "not (v == a and w == b)" of the reachable states, by fixpoint.
-
-    Rintanen's iterative algorithm ("An iterative algorithm for synthesizing invariants",
-    AAAI 2000; "Regression for classical and nondeterministic planning", ECAI 2008):
-    start from every pair of values not both true initially, and drop a candidate when a
-    one-step transition from a state satisfying all remaining candidates might make it
-    false; stop when nothing is dropped.  The test is unit propagation on the one-step
-    CNF (assume action ``k`` and ``v == a`` after it; the candidates with ``v == a`` that
-    survive are the ``w == b`` propagated false), i.e. incomplete in the safe direction:
-    a candidate is kept only when propagation proves it preserved, so what remains is
-    inductive, hence true in every reachable state.  ``None`` when the candidate set is
-    too large or the deadline passes (no invariants are then used).
-
-    ``symmetric``: invariants of the states reachable from *any* permutation of the initial
-    state within the task's groups, so that they also hold in the canonical (sorted)
-    states of a symmetry-reduced encoding.
-    """
-    import time
-
-    from pysat.solvers import Solver
-
-    groups = symmetry_groups(task) if symmetric else []
-    sets = relaxed_fixpoint(task, symmetric)
-    live = [v for v, d in enumerate(sets) if len(d) > 1]
-    if sum(len(sets[v]) * len(sets[w]) for i, v in enumerate(live) for w in live[i + 1:]) > max_candidates:
-        return None
-    # which value pairs hold in the initial state (or in a permutation of it)
-    group_of = {v: gi for gi, g in enumerate(groups) for v in g}
-    start = _start_sets(task, groups)
-    counts = [[task.init[v] for v in g] for g in groups]
-
-    def initially(v: int, a: int, w: int, b: int) -> bool:
-        if a not in start[v] or b not in start[w]:
-            return False
-        gv, gw = group_of.get(v), group_of.get(w)
-        return gv is None or gv != gw or a != b or counts[gv].count(a) >= 2
-
-    cand: set[tuple[int, int, int, int]] = set()
-    for i, v in enumerate(live):
-        for w in live[i + 1:]:
-            for a in sets[v]:
-                for b in sets[w]:
-                    if not initially(v, a, w, b):
-                        cand.add((v, a, w, b))
-    one = CnfPlan(task, start=sets, full_frame=True)
-    one.extend()
-    base = one.drain()
-    after = {lit: (v, w) for v, d in enumerate(one.x[1]) for w, lit in d.items() if lit != TOP}
-    # per action: (action literal, [(v, a, literal of v == a after the step)])
-    probes = [(lit, [(v, a, xa) for v in sorted(one.written(k))
-                     for a, xa in one.x[1][v].items() if xa != TOP])
-              for k, lit in one.acts[0].items()]
-    rounds = 0
-    while True:
-        rounds += 1
-        x0 = one.x[0]
-        clauses = base + [[-x0[v][a], -x0[w][b]] for v, a, w, b in cand]
-        by_lit: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
-        for key in cand:
-            by_lit.setdefault((key[0], key[1]), []).append(key)
-            by_lit.setdefault((key[2], key[3]), []).append(key)
-        dropped: set[tuple[int, int, int, int]] = set()
-        with Solver(name=solver, bootstrap_with=clauses) as sol:
-            for act, tests in probes:
-                if deadline is not None and time.perf_counter() > deadline:
-                    return None
-                touched: set[tuple[int, int, int, int]] = set()
-                safe: set[tuple[int, int, int, int]] = set()
-                for v, a, xa in tests:
-                    keys = by_lit.get((v, a), ())
-                    if not keys:
-                        continue
-                    ok, implied = sol.propagate(assumptions=[act, xa])
-                    if not ok:  # this action never leads to v == a
-                        safe.update(keys)
-                        continue
-                    false_after = {after[-lit] for lit in implied if lit < 0 and -lit in after}
-                    for key in keys:
-                        other = (key[2], key[3]) if (key[0], key[1]) == (v, a) else (key[0], key[1])
-                        touched.add(key)
-                        if other in false_after:
-                            safe.add(key)
-                dropped |= touched - safe
-        if not dropped:
-            break
-        cand -= dropped
-    out: Invariants = {}
-    for v, a, w, b in cand:
-        out.setdefault((v, w), set()).add((a, b))
-    return out
-
-
 def _fold(f: Callable[[int, int], int], xs: list[int]) -> int:
     acc = xs[0]
     for x in xs[1:]:
@@ -1016,5 +774,4 @@ def _fold(f: Callable[[int, int], int], xs: list[int]) -> int:
     return acc
 
 
-__all__ = ["TOP", "CnfPlan", "EncodingError", "IntEnc", "Invariants", "canonical", "concretise", "conjuncts",
-           "evaluate", "mutex_invariants", "relaxed_fixpoint", "successor", "symmetry_groups"]
+__all__ = ["TOP", "CnfPlan", "EncodingError", "IntEnc"]

@@ -34,9 +34,12 @@ from pysat.solvers import Solver
 
 from ..ir.task import Task
 from ..lang.expr import Add, Expr, bounds, variables_of
+from ..lang.ops import evaluate
 from ..lang.variant import variant_of
+from .invariants import relaxed_fixpoint
 from .runbound import solve_until
-from .sat import TOP, CnfPlan, Invariants, evaluate, relaxed_fixpoint
+from .sat import TOP, CnfPlan
+from .unrolled import Invariants
 
 
 @dataclass(frozen=True)

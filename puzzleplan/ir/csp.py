@@ -134,14 +134,41 @@ class CspTask:
 
 
 def ground_csp(model: CspModel) -> CspTask:
-    """Resolve a constraint model to indices and validate it."""
+    """Resolve a constraint model to indices and validate it; errors name the model file's line."""
+    from ..ir.task import _Canonical
+
+    origins = list(model.origins) + [model.origin] * (len(model.constraints) - len(model.origins))
+    roots = [x for c in model.constraints for x in ((c.expr,) if c.expr is not None else c.scope)]
+    if model.objective is not None:
+        roots.append(model.objective)
+    mine = {id(n) for n in model.var_nodes}
+
+    def foreign(es: list[Expr]) -> bool:
+        return any(n.op == "var" and id(n) not in mine for n in walk(es))
+
+    if foreign(roots):  # name the first constraint (or the objective) that reads another model's variable
+        for c, where in zip(model.constraints, origins):
+            if foreign([c.expr] if c.expr is not None else list(c.scope)):
+                raise ModelError(f"constraint {c.label or c.kind} reads a variable that is not one of "
+                                 f"model {model.name}'s", *where)
+        raise ModelError(f"the objective reads a variable that is not one of model {model.name}'s",
+                         *model.objective_origin)
+    canon = _Canonical(roots)
     cons = []
     for c in model.constraints:
+        src = Constraint(c.kind, tuple(canon(x) for x in c.scope),
+                         None if c.expr is None else canon(c.expr), c.k, c.label)
         scope = tuple(int(x.val) for x in c.scope)  # type: ignore[arg-type]
-        cons.append(CspConstraint(c.kind, scope, c.expr, c.k, c.label, c))
-    task = CspTask(model.name, list(model.variables), cons, model.objective, model.renderer,
+        cons.append(CspConstraint(c.kind, scope, src.expr, c.k, c.label, src))
+    task = CspTask(model.name, list(model.variables), cons,
+                   None if model.objective is None else canon(model.objective), model.renderer,
                    model.shape, dict(model.info))
-    task.validate()
+    try:
+        task.validate()
+    except ModelError as e:
+        if e.file is None:
+            e.file, e.line = model.origin
+        raise
     return task
 
 

@@ -11,13 +11,13 @@ read one object.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..lang.errors import ModelError
-from ..lang.expr import BOOL, INT, Expr, bounds, to_text, walk
-from ..lang.model import Act, Model, VarInfo
+from ..lang.expr import BOOL, INT, Expr, ToInt, bounds, to_text, var, walk
+from ..lang.model import MAX_COST, Act, Model, VarInfo, When
 
 
 @dataclass(frozen=True)
@@ -79,13 +79,16 @@ class Task:
             return "01"
         return "general"
 
-    def validate(self) -> None:
+    def validate(self, origins: Mapping[str, tuple[str | None, int | None]] | None = None) -> None:
         """Check the invariants every engine relies on; raise ModelError on the first broken one.
+
+        ``origins`` maps an action schema's name, ``<goal>`` and ``<heuristic>`` to the model
+        file and line that declared it (``ground`` passes them), so that the error names it.
 
         1. Every variable has ``lo <= init <= hi`` and a distinct name.
         2. Every expression refers only to existing variables.
         3. Guards and the goal are boolean; effect values and the heuristic are integers.
-        4. Every ground action has a constant integer cost >= 0.
+        4. Every ground action has a constant integer cost in 0..MAX_COST.
         5. Each effect's value can fall inside its variable's domain (interval
            bounds intersect); the exact check happens at run time, where kernels
            and the checker refuse out-of-domain successors.
@@ -95,13 +98,18 @@ class Task:
            position by position, and no variable is in two objects.
         8. Walk actions (Model.walks) exist and share one cost.
         """
+        where = origins or {}
+
+        def err(message: str, key: str = "") -> ModelError:
+            return ModelError(message, *where.get(key, (None, None)))
+
         nv = self.n_vars
         names = set()
         for v in self.variables:  # 1
             if not v.lo <= v.init <= v.hi:
-                raise ModelError(f"variable {v.name}: init {v.init} outside {v.lo}..{v.hi}")
+                raise err(f"variable {v.name}: init {v.init} outside {v.lo}..{v.hi}", "<model>")
             if v.name in names:
-                raise ModelError(f"variable name {v.name} used twice")
+                raise err(f"variable name {v.name} used twice", "<model>")
             names.add(v.name)
         roots: list[Expr] = [self.goal]
         for a in self.actions:
@@ -114,57 +122,81 @@ class Task:
             roots.append(self.heuristic)
         for n in walk(roots):  # 2
             if n.op == "var" and not 0 <= n.val < nv:  # type: ignore[operator]
-                raise ModelError(f"expression refers to variable {n.val}, but there are {nv}")
+                raise err(f"expression refers to variable {n.val}, but there are {nv}", "<goal>")
         if self.goal.kind != BOOL:  # 3
-            raise ModelError("the goal must be a boolean expression")
+            raise err("the goal must be a boolean expression", "<goal>")
         if self.heuristic is not None and self.heuristic.kind != INT:
-            raise ModelError("the heuristic must be an integer expression")
+            raise err("the heuristic must be an integer expression", "<heuristic>")
         vb = self.var_bounds
         for a in self.actions:
             if a.guard.kind != BOOL:
-                raise ModelError(f"action {a.label}: guard is not boolean")
-            if not isinstance(a.cost, int) or a.cost < 0:  # 4
-                raise ModelError(f"action {a.label}: cost {a.cost!r} is not an integer >= 0")
+                raise err(f"action {a.label}: guard is not boolean", a.name)
+            if not isinstance(a.cost, int) or not 0 <= a.cost <= MAX_COST:  # 4
+                raise err(f"action {a.label}: cost {a.cost!r} is not an integer in 0..{MAX_COST}", a.name)
             plain: set[int] = set()
             for e in a.effects:
                 if not 0 <= e.var < nv:
-                    raise ModelError(f"action {a.label}: assigns unknown variable {e.var}")
+                    raise err(f"action {a.label}: assigns unknown variable {e.var}", a.name)
                 if e.value.kind != INT:
                     name = self.variables[e.var].name
-                    raise ModelError(f"action {a.label}: value for {name} is not an integer")
+                    raise err(f"action {a.label}: value for {name} is not an integer", a.name)
                 lo, hi = bounds(e.value, vb)  # 5
                 v = self.variables[e.var]
                 if hi < v.lo or lo > v.hi:
-                    raise ModelError(
+                    raise err(
                         f"action {a.label}: value {to_text(e.value, self.names)} can never lie in "
-                        f"{v.name}'s domain {v.lo}..{v.hi}"
+                        f"{v.name}'s domain {v.lo}..{v.hi}", a.name
                     )
                 if e.cond is None:  # 6
                     if e.var in plain:
-                        raise ModelError(f"action {a.label}: assigns {v.name} twice")
+                        raise err(f"action {a.label}: assigns {v.name} twice", a.name)
                     plain.add(e.var)
                 elif e.cond.kind != BOOL:
-                    raise ModelError(f"action {a.label}: effect condition is not boolean")
+                    raise err(f"action {a.label}: effect condition is not boolean", a.name)
         used: set[int] = set()
         for g in self.groups:  # 7
             arity = len(g[0])
             for obj in g:
                 if len(obj) != arity:
-                    raise ModelError("interchangeable objects of one group differ in arity")
+                    raise err("interchangeable objects of one group differ in arity", "<model>")
                 for k, vi in enumerate(obj):
                     if vi in used:
                         name = self.variables[vi].name
-                        raise ModelError(f"variable {name} is in two interchangeable objects")
+                        raise err(f"variable {name} is in two interchangeable objects", "<model>")
                     used.add(vi)
                     ref = self.variables[g[0][k]]
                     if (self.variables[vi].lo, self.variables[vi].hi) != (ref.lo, ref.hi):
-                        raise ModelError("interchangeable objects have different domains")
+                        raise err("interchangeable objects have different domains", "<model>")
         if self.walk_actions:  # 8
             if not all(0 <= i < len(self.actions) for i in self.walk_actions):
-                raise ModelError("a walk action index is out of range")
+                raise err("a walk action index is out of range", "<model>")
             wc = {self.actions[i].cost for i in self.walk_actions}
             if len(wc) > 1:
-                raise ModelError(f"walk actions must share one cost; they cost {sorted(wc)}")
+                raise err(f"walk actions must share one cost; they cost {sorted(wc)}", "<model>")
+
+    def domain_escapes(self) -> list[tuple[int, int, Expr]]:
+        """``(action, effect, condition)`` for every effect whose interval bounds leave its
+        variable's domain: the condition (guard, effect condition, value out of range) holds
+        exactly in the states where applying the action is the model error of docs/language.md.
+
+        For engines that do not generate successors one by one (``sat``, ``cpsat``): reaching a
+        state where some condition holds is the model error the kernels raise.
+        """
+        from ..lang.expr import And, Or
+
+        vb = self.var_bounds
+        out: list[tuple[int, int, Expr]] = []
+        for i, a in enumerate(self.actions):
+            for j, e in enumerate(a.effects):
+                v = self.variables[e.var]
+                lo, hi = bounds(e.value, vb)
+                if v.lo <= lo and hi <= v.hi:
+                    continue
+                parts = [a.guard] + ([e.cond] if e.cond is not None else [])
+                escape = And(*parts, Or(e.value < v.lo, e.value > v.hi))
+                if not (escape.is_const and not escape.val):
+                    out.append((i, j, escape))
+        return out
 
     # human and machine readable forms -------------------------------------------
     def dump(self) -> str:
@@ -181,7 +213,8 @@ class Task:
                        + ", ".join(schemas) + f" ({len(self.walk_actions)} ground actions)")
         for a in self.actions:
             out.append(f"  action {a.label} cost {a.cost}")
-            out.append(f"    when {to_text(a.guard, names)}")
+            # "guard", not "when": When is the language's word for conditional effects
+            out.append(f"    guard {to_text(a.guard, names)}")
             for e in a.effects:
                 cond = f" if {to_text(e.cond, names)}" if e.cond is not None else ""
                 out.append(f"    {names[e.var]} := {to_text(e.value, names)}{cond}")
@@ -226,41 +259,82 @@ def ground(model: Model) -> Task:
 
     A schema returning ``None`` or a guard that folds to ``False`` yields no
     ground action.  A state-dependent cost ``c`` is split: one ground action
-    per possible value ``k`` with guard ``guard & (c == k)``.
+    per possible value ``k`` with guard ``guard & (c == k)``.  Errors name the
+    model file's line that declared the schema, the goal or the model.
     """
+    from ..lang.expr import And, Max, lift
+
+    where: dict[str, tuple[str | None, int | None]] = {"<model>": model.origin, "<goal>": model.goal_origin}
+    if model.heuristic_decl is not None:
+        where["<heuristic>"] = model.heuristic_decl.origin
+    for s in model.schemas:
+        where.setdefault(s.name, s.origin)
     if model.goal_expr is None:
-        raise ModelError(f"model {model.name} declares no goal")
-    from ..lang.expr import And, lift
+        raise ModelError(f"model {model.name} declares no goal (call m.goal(...) in build)", *model.origin)
 
     vb = [(v.lo, v.hi) for v in model.variables]
     actions: list[GroundAction] = []
     for schema in model.schemas:
+        origin = schema.origin
+
+        def err(message: str) -> ModelError:
+            return ModelError(f"action schema {schema.name}: {message}", *origin)  # noqa: B023
+
+        def origin_msg(message: str) -> tuple[str, str | None, int | None]:
+            return (message, *origin)  # noqa: B023
+
+        def lifted(x: object, what: str) -> Expr:
+            try:
+                return lift(x)  # type: ignore[arg-type]
+            except TypeError as e:
+                raise err(f"{what}: {e}") from None
+
         for params in schema.combinations():
-            act = schema.fn(**params)
+            try:
+                act = schema.fn(**params)
+            except TypeError as e:
+                if e.__traceback__ is not None and e.__traceback__.tb_next is None:  # the call itself failed
+                    raise err(f"cannot be called with its parameters {sorted(params)}: {e}") from None
+                raise
             if act is None:
                 continue
             if not isinstance(act, Act):
-                raise ModelError(f"action schema {schema.name} returned {type(act).__name__}, not Act")
-            guard = lift(act.guard)
+                raise err(f"returned {type(act).__name__}, not Act")
+            guard = lifted(act.guard, "guard")
             if guard.is_const and not guard.val:
                 continue
+            if not isinstance(act.effects, Mapping):
+                raise err(f"effects must be a dict {{variable: value}}, not {type(act.effects).__name__}")
             effects: list[Effect] = []
             for target, value in act.effects.items():
-                effects.append(Effect(_var_index(target, schema.name), lift(value)))
+                effects.append(Effect(_var_index(model, target, err), lifted(value, "effect value")))
+            if not isinstance(act.when, (list, tuple)):
+                raise err("when= takes a list of When(cond, {variable: value})")
             for w in act.when:
-                c = lift(w.cond)
+                if not isinstance(w, When) or not isinstance(w.assign, Mapping):
+                    raise err("when= takes a list of When(cond, {variable: value})")
+                c = lifted(w.cond, "When condition")
                 if c.is_const and not c.val:
                     continue
                 for target, value in w.assign.items():
-                    effects.append(Effect(_var_index(target, schema.name), lift(value),
+                    effects.append(Effect(_var_index(model, target, err), lifted(value, "effect value"),
                                           None if c.is_const else c))
             label = act.label or (schema.name + "(" + ",".join(f"{k}={v}" for k, v in params.items()) + ")")
             pitems = tuple(params.items())
-            cost = lift(act.cost)
+            cost = lifted(act.cost, "cost")
+            if cost.kind == BOOL:
+                cost = lifted(ToInt(cost), "cost")
             if cost.is_const:
+                if not 0 <= cost.val <= MAX_COST:  # type: ignore[operator]
+                    raise ModelError(*origin_msg(f"action {label}: cost {cost.val} is not in 0..{MAX_COST}"))
                 actions.append(GroundAction(schema.name, label, guard, tuple(effects), int(cost.val), pitems))
                 continue
             lo, hi = bounds(cost, vb)
+            if hi > MAX_COST or hi - max(lo, 0) >= MAX_COST_VALUES:
+                raise ModelError(*origin_msg(
+                    f"action {label}: cost {to_text(cost)} may take values up to {hi}; a state-dependent "
+                    f"cost is split into one action per value, at most {MAX_COST_VALUES:,} values up to "
+                    f"{MAX_COST}"))
             for k in range(max(lo, 0), hi + 1):
                 g = And(guard, cost == k)
                 if g.is_const and not g.val:
@@ -269,16 +343,29 @@ def ground(model: Model) -> Task:
             if lo < 0:
                 g = And(guard, cost < 0)
                 if not (g.is_const and not g.val):
-                    raise ModelError(f"action {label}: cost can be negative")
+                    raise ModelError(*origin_msg(f"action {label}: cost can be negative"))
+    _check_owner(model, actions, where)
+    heuristic = model.heuristic_decl.expr if model.heuristic_decl else None
+    canon = _Canonical([model.goal_expr, *([heuristic] if heuristic is not None else []),
+                        *(x for a in actions for x in (a.guard, *(e.value for e in a.effects),
+                                                       *(e.cond for e in a.effects if e.cond is not None))),
+                        *(x for es in model.views.values() for x in es)])
+    actions = [GroundAction(a.name, a.label, canon(a.guard),
+                            tuple(Effect(e.var, canon(e.value), None if e.cond is None else canon(e.cond))
+                                  for e in a.effects), a.cost, a.params) for a in actions]
+    heuristic = canon(heuristic) if heuristic is not None else None
+    if heuristic is not None and heuristic.kind == INT and bounds(heuristic, vb)[0] < 0:
+        # costs are >= 0, so max(h, 0) is admissible whenever h is; no engine sees a negative estimate
+        heuristic = Max(heuristic, 0)
     task = Task(
         name=model.name,
         variables=list(model.variables),
         actions=actions,
-        goal=model.goal_expr,
-        heuristic=model.heuristic_decl.expr if model.heuristic_decl else None,
+        goal=canon(model.goal_expr),
+        heuristic=heuristic,
         heuristic_admissible=bool(model.heuristic_decl and model.heuristic_decl.admissible),
         groups=[list(g) for g in model.groups],
-        views=dict(model.views),
+        views={k: [canon(x) for x in es] for k, es in model.views.items()},
         renderer=model.renderer,
         info=dict(model.info),
         aux_slack=model.aux_slack if any(v.aux for v in model.variables) else None,
@@ -287,12 +374,67 @@ def ground(model: Model) -> Task:
     )
     unknown = set(model.walk_schemas) - {s.name for s in model.schemas}
     if unknown:
-        raise ModelError(f"walks() names no action schema {', '.join(sorted(unknown))}")
-    task.validate()
+        raise ModelError(f"walks() names no action schema {', '.join(sorted(unknown))}", *model.origin)
+    task.validate(where)
     return task
 
 
-def _var_index(target: object, schema: str) -> int:
+# A state-dependent cost becomes one ground action per value it can take (interval bounds).
+MAX_COST_VALUES = 10_000
+
+
+def _var_index(model: Model, target: object, err: Callable[[str], ModelError]) -> int:
     if isinstance(target, Expr) and target.op == "var":
-        return int(target.val)  # type: ignore[arg-type]
-    raise ModelError(f"action schema {schema}: effect target is not a state variable")
+        i = int(target.val)  # type: ignore[arg-type]
+        if not (0 <= i < len(model.var_nodes) and model.var_nodes[i] is target):
+            raise err(f"effect target v{i} is a variable of another model")
+        return i
+    raise err(f"effect target {target!r} is not a state variable of this model")
+
+
+class _Canonical:
+    """Maps a model's expressions onto the same structure over plain variable nodes.
+
+    A model's variables carry the model (so that another model's variable is caught above);
+    the task's do not, so that tasks of the same structure share nodes and a task's JSON node
+    table rebuilds the very same objects.
+    """
+
+    def __init__(self, roots: list[Expr]):
+        self.memo: dict[int, Expr] = {}
+        self.keep = roots            # the memo is keyed by id: keep the originals alive meanwhile
+        for n in walk(roots):
+            if n.op == "var":
+                out = var(n.val)  # type: ignore[arg-type]
+            else:
+                args = tuple(self.memo[id(a)] for a in n.args)
+                out = n if all(x is y for x, y in zip(args, n.args)) else Expr(n.op, args, n.val, n.kind)
+            self.memo[id(n)] = out
+
+    def __call__(self, e: Expr) -> Expr:
+        return self.memo[id(e)]
+
+
+def _check_owner(model: Model, actions: list[GroundAction],
+                 where: Mapping[str, tuple[str | None, int | None]]) -> None:
+    """Every variable in the goal, the heuristic and the actions is one this model declared.
+
+    Variables are numbered per model, so another model's variable 0 would silently read this
+    model's variable 0: refuse it, naming the part of the model that uses it.
+    """
+    mine = {id(n) for n in model.var_nodes}
+    parts: list[tuple[str, str, list[Expr]]] = [("<goal>", "the goal", [model.goal_expr])]  # type: ignore[list-item]
+    if model.heuristic_decl is not None:
+        parts.append(("<heuristic>", "the heuristic", [model.heuristic_decl.expr]))
+    for a in actions:
+        parts.append((a.name, f"action {a.label}", [a.guard] + [e.value for e in a.effects]
+                      + [e.cond for e in a.effects if e.cond is not None]))
+    roots = [r for _, _, rs in parts for r in rs]
+    if all(id(n) in mine for n in walk(roots) if n.op == "var"):
+        return
+    for key, what, rs in parts:
+        for n in walk(rs):
+            if n.op == "var" and id(n) not in mine:
+                raise ModelError(f"{what} reads a variable that is not one of model {model.name}'s "
+                                 f"(v{n.val} of another model, or made by hand)",
+                                 *where.get(key, (None, None)))

@@ -26,7 +26,7 @@ from .expr import (
 )
 from .look import Look, Tile
 from .model import Act, Model, Option, When
-from .records import Record, read_records, split_headers
+from .records import Record, is_uint, read_records, read_text, split_headers, text_lines, to_int
 from .scripting import progress, script
 from .variant import variant
 
@@ -35,4 +35,5 @@ __all__ = [
     "InstanceError", "Look", "Max", "Member", "Min", "MinAssignment", "Model", "ModelError", "Not", "Option",
     "OptionError", "Or", "PuzzleError", "Record", "Sum", "Table", "Tile", "ToInt", "When", "const",
     "read_records", "split_headers", "records_count", "progress", "script", "variant",
+    "is_uint", "read_text", "text_lines", "to_int",
 ]

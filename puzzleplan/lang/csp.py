@@ -33,10 +33,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ModelError
+from .errors import caller_location, model_error
 from .expr import BOOL, TRUE, And, Count, Expr, ExprLike, Max, lift, var
 from .look import Look
-from .model import VarInfo
+from .model import MAX_ABS_VALUE, VarInfo, _integer
 
 KINDS = ("expr", "alldiff", "records")
 
@@ -90,9 +90,14 @@ class CspModel:
 
     def __init__(self, name: str):
         self.name = name
+        self.origin = caller_location()
+        self.token = object()                 # tells this model's variables from another model's
+        self.var_nodes: list[Expr] = []
         self.variables: list[VarInfo] = []
         self.constraints: list[Constraint] = []
+        self.origins: list[tuple[str | None, int | None]] = []   # model file and line of each constraint
         self.objective: Expr | None = None
+        self.objective_origin: tuple[str | None, int | None] = (None, None)
         self.sense = "min"
         self.renderer: Callable[[Sequence[int]], str] | None = None
         self.shape: tuple[int, int] | None = None   # rows x columns of the answer grid, if a grid
@@ -101,12 +106,19 @@ class CspModel:
     # variables --------------------------------------------------------------
     def var(self, name: str, lo: int, hi: int) -> Expr:
         """A decision variable with domain ``lo..hi``."""
+        lo = _integer(lo, f"variable {name!r}: lower bound")
+        hi = _integer(hi, f"variable {name!r}: upper bound")
         if any(v.name == name for v in self.variables):
-            raise ModelError(f"variable {name!r} declared twice")
+            raise model_error(f"variable {name!r} declared twice")
         if not lo <= hi:
-            raise ModelError(f"variable {name!r}: empty domain {lo}..{hi}")
-        self.variables.append(VarInfo(name, int(lo), int(hi), int(lo)))
-        return var(len(self.variables) - 1)
+            raise model_error(f"variable {name!r}: empty domain {lo}..{hi}")
+        if max(-lo, hi) > MAX_ABS_VALUE:
+            raise model_error(f"variable {name!r}: domain {lo}..{hi} too large (values must lie "
+                              f"within -2**40..2**40)")
+        self.variables.append(VarInfo(name, lo, hi, lo))
+        node = var(len(self.variables) - 1, self.token)
+        self.var_nodes.append(node)
+        return node
 
     def grid(self, name: str, rows: int, cols: int, lo: int, hi: int) -> list[list[Expr]]:
         """``rows x cols`` decision variables ``name[r,c]``; solutions are reported as this grid."""
@@ -117,28 +129,73 @@ class CspModel:
 
     def given(self, x: Expr, value: int) -> None:
         """Fix a decision variable to ``value`` (narrows its domain; outside it is a ModelError)."""
-        i = _index(x)
+        i = self._index(x, "given")
         v = self.variables[i]
+        value = _integer(value, f"given for {v.name}")
         if not v.lo <= value <= v.hi:
-            raise ModelError(f"given {value} for {v.name} is outside its domain {v.lo}..{v.hi}")
+            raise model_error(f"given {value} for {v.name} is outside its domain {v.lo}..{v.hi}")
         self.variables[i] = VarInfo(v.name, int(value), int(value), int(value))
 
     # constraints --------------------------------------------------------------
     def constraint(self, cond: ExprLike, label: str = "") -> None:
-        e = lift(cond)
+        e = _lifted(cond, f"constraint {label or '?'}")
         if e.kind != BOOL:
-            raise ModelError(f"constraint {label or '?'} is not a boolean expression")
-        self.constraints.append(Constraint("expr", expr=e, label=label))
+            raise model_error(f"constraint {label or '?'} is not a boolean expression")
+        self._post(Constraint("expr", expr=e, label=label))
 
-    def all_different(self, xs: Sequence[Expr], label: str = "") -> None:
-        self.constraints.append(Constraint("alldiff", tuple(_as_var(x) for x in xs), label=label))
+    def all_different(self, xs: Sequence[ExprLike], label: str = "") -> None:
+        """Pairwise distinct values.  Items that are not plain decision variables (``q[r] + r`` on
+        N-Queens' diagonals) are posted as the decomposition, one ``!=`` constraint per pair with
+        an expression in it: every engine then handles them, with weaker propagation."""
+        items = [_lifted(x, f"all_different {label or '?'}") for x in xs]
+        if all(self._mine(x) for x in items):
+            self._post(Constraint("alldiff", tuple(items), label=label))
+            return
+        name = label or "all_different"
+        self._check(items, name)
+        for i in range(len(items)):
+            for j in range(i + 1, len(items)):
+                self._post(Constraint("expr", expr=items[i] != items[j], label=f"{name} [{i},{j}]"))
 
-    def records(self, xs: Sequence[Expr], k: int, label: str = "") -> None:
-        """Exactly ``k`` items of ``xs`` are strictly greater than all items before them."""
-        self.constraints.append(Constraint("records", tuple(_as_var(x) for x in xs), k=int(k), label=label))
+    def records(self, xs: Sequence[ExprLike], k: int, label: str = "") -> None:
+        """Exactly ``k`` items of ``xs`` are strictly greater than all items before them (items that
+        are not plain decision variables: posted as ``records_count(xs) == k``)."""
+        items = [_lifted(x, f"records {label or '?'}") for x in xs]
+        k = _integer(k, f"records {label or '?'}: count")
+        if all(self._mine(x) for x in items):
+            self._post(Constraint("records", tuple(items), k=k, label=label))
+            return
+        self._check(items, label or "records")
+        self._post(Constraint("expr", expr=records_count(items) == k, label=label))
 
     def minimize(self, e: ExprLike) -> None:
-        self.objective, self.sense = lift(e), "min"
+        self.objective, self.sense = _lifted(e, "objective"), "min"
+        self.objective_origin = caller_location()
+
+    # helpers -------------------------------------------------------------------
+    def _post(self, c: Constraint) -> None:
+        self.constraints.append(c)
+        self.origins.append(caller_location())
+
+    def _mine(self, x: Expr) -> bool:
+        return x.op == "var" and 0 <= int(x.val) < len(self.var_nodes) \
+            and self.var_nodes[int(x.val)] is x  # type: ignore[arg-type]
+
+    def _index(self, x: object, what: str) -> int:
+        if not isinstance(x, Expr) or not self._mine(x):
+            raise model_error(f"{what}: expected a decision variable of this model, got {x!r}")
+        return int(x.val)  # type: ignore[arg-type]
+
+    def _check(self, items: list[Expr], what: str) -> None:
+        """Expression items: integers over this model's variables only."""
+        from .expr import walk
+
+        for x in items:
+            if x.kind != "int":
+                raise model_error(f"{what}: item {x!r} is not an integer expression")
+        for n in walk(items):
+            if n.op == "var" and not self._mine(n):
+                raise model_error(f"{what}: v{n.val} is not a variable of this model")
 
     def display(self, fn: Callable[[Sequence[int]], str]) -> Callable[[Sequence[int]], str]:
         """Register how an assignment (values in variable order) is drawn as text."""
@@ -152,15 +209,11 @@ class CspModel:
         return lk
 
 
-def _index(x: Expr) -> int:
-    if not isinstance(x, Expr) or x.op != "var":
-        raise ModelError("expected a decision variable")
-    return int(x.val)  # type: ignore[arg-type]
-
-
-def _as_var(x: Expr) -> Expr:
-    _index(x)
-    return x
+def _lifted(x: object, what: str) -> Expr:
+    try:
+        return lift(x)  # type: ignore[arg-type]
+    except TypeError as e:
+        raise model_error(f"{what}: {e}") from None
 
 
 __all__ = ["KINDS", "Constraint", "CspModel", "prefix_maxima", "records_count"]

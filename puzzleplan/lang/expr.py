@@ -18,7 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Union
 
+from .errors import ModelError, caller_location
+
 ExprLike = Union["Expr", int, bool]
+
+
+class TruthValueError(ModelError, TypeError):
+    """``if x > 0:`` or ``a and b`` on expressions: a model error (exit 32) naming the model file's
+    line, and still a TypeError for code that expects one."""
 
 INT = "int"
 BOOL = "bool"
@@ -28,6 +35,9 @@ _ARITH = {"add", "sub", "mul", "floordiv", "mod", "neg", "min", "max", "ite_int"
 _CMP = {"eq", "ne", "lt", "le", "gt", "ge"}
 _LOGIC = {"and", "or", "not", "ite_bool"}
 
+# Strong values, on purpose: encoders and kernels cache per node by ``id()`` (CNF literals, CP-SAT
+# variables, generated locals), and a node freed while such a cache lives would hand its id to a new
+# node with another meaning.  Interned nodes live as long as the process.
 _INTERN: dict[tuple, Expr] = {}
 
 
@@ -45,8 +55,9 @@ class Expr:
     val: object
     kind: str
 
-    def __new__(cls, op: str, args: tuple[Expr, ...] = (), val: object = None, kind: str = INT):
-        key = (op, tuple(id(a) for a in args), val, kind)
+    def __new__(cls, op: str, args: tuple[Expr, ...] = (), val: object = None, kind: str = INT,
+                owner: object = None):
+        key = (op, tuple(id(a) for a in args), val, kind, owner)
         node = _INTERN.get(key)
         if node is None:
             node = object.__new__(cls)
@@ -58,10 +69,10 @@ class Expr:
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
-        raise TypeError(
-            "a puzzleplan expression has no Python truth value; use And/Or/Not/If "
-            "instead of 'and'/'or'/'not'/'if'"
-        )
+        raise TruthValueError(
+            "an expression has no Python truth value: use & | ~ or If(c, a, b) (And/Or/Not) instead "
+            "of 'and', 'or', 'not', 'if' or a chained comparison like 0 <= x < n",
+            *caller_location())
 
     def __repr__(self) -> str:
         return to_text(self)
@@ -175,8 +186,9 @@ def _as_bool(x: ExprLike) -> Expr:
     return e
 
 
-def var(index: int) -> Expr:
-    return Expr("var", (), index, INT)
+def var(index: int, owner: object = None) -> Expr:
+    """Variable ``index``; ``owner`` (a model's token) keeps two models' variable 0 apart."""
+    return Expr("var", (), index, INT, owner)
 
 
 def ToInt(b: ExprLike) -> Expr:
@@ -603,7 +615,10 @@ def _rebuild(e: Expr, values: dict[int, int], relax: bool) -> Expr:
 
 
 def bounds(e: Expr, var_bounds: Sequence[tuple[int, int]]) -> tuple[int, int]:
-    """Interval bounds of ``e`` given each variable's (lo, hi); sound, not tight."""
+    """Interval bounds of ``e`` given each variable's (lo, hi); sound, not tight.
+
+    Each node's rule is its operator's entry in the operator table (:data:`.ops.OPS`).
+    """
     memo: dict[int, tuple[int, int]] = {}
     for n in walk([e]):
         memo[id(n)] = _node_bounds(n, [memo[id(a)] for a in n.args], var_bounds)
@@ -611,56 +626,6 @@ def bounds(e: Expr, var_bounds: Sequence[tuple[int, int]]) -> tuple[int, int]:
 
 
 def _node_bounds(n: Expr, ab: list[tuple[int, int]], vb: Sequence[tuple[int, int]]) -> tuple[int, int]:
-    op = n.op
-    if n.kind == BOOL or op == "toint":
-        if op == "const":
-            return (n.val, n.val)  # type: ignore[return-value]
-        return (0, 1)
-    if op == "const":
-        return (n.val, n.val)  # type: ignore[return-value]
-    if op == "var":
-        return vb[n.val]  # type: ignore[index]
-    if op == "add":
-        return (sum(a[0] for a in ab), sum(a[1] for a in ab))
-    if op == "sub":
-        return (ab[0][0] - ab[1][1], ab[0][1] - ab[1][0])
-    if op == "mul":
-        (a, b), (c, d) = ab
-        p = (a * c, a * d, b * c, b * d)
-        return (min(p), max(p))
-    if op == "floordiv":
-        (a, b), (d, _) = ab
-        return (a // d, b // d)
-    if op == "mod":
-        d = ab[1][0]
-        return (0, d - 1)
-    if op == "abs":
-        a, b = ab[0]
-        if a >= 0:
-            return (a, b)
-        if b <= 0:
-            return (-b, -a)
-        return (0, max(-a, b))
-    if op == "min":
-        return (min(a[0] for a in ab), min(a[1] for a in ab))
-    if op == "max":
-        return (max(a[0] for a in ab), max(a[1] for a in ab))
-    if op == "ite_int":
-        return (min(ab[1][0], ab[2][0]), max(ab[1][1], ab[2][1]))
-    if op == "assign":  # n entries are summed, each at least its row's least lower bound
-        k = int(n.val)  # type: ignore[arg-type]
-        rows = [ab[i * k:(i + 1) * k] for i in range(k)]
-        return (sum(min(x[0] for x in r) for r in rows), sum(max(x[1] for x in r) for r in rows))
-    if op == "table":
-        lo, hi = ab[0]
-        vals = list(n.val[max(lo, 0): hi + 1])  # type: ignore[index]
-        if lo < 0 or hi >= len(n.val) or not vals:  # type: ignore[arg-type]
-            vals.append(ab[1][0])
-        return (min(vals), max(vals))
-    if op == "element":
-        lo, hi = ab[0]
-        cand = ab[2 + max(lo, 0): 2 + hi + 1]
-        if lo < 0 or hi >= len(ab) - 2 or not cand:
-            cand = cand + [ab[1]]
-        return (min(a[0] for a in cand), max(a[1] for a in cand))
-    raise ValueError(f"no bounds rule for {op}")
+    from .ops import interval  # the table is built on this module's nodes: imported on first use
+
+    return interval(n, ab, vb)

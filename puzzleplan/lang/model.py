@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ModelError
+from .errors import caller_location, model_error
 from .expr import Expr, ExprLike, lift, var
 from .look import Look
 
@@ -63,6 +63,7 @@ class Schema:
     name: str
     params: dict[str, tuple[Any, ...]]
     fn: Callable[..., Act | None]
+    origin: tuple[str | None, int | None] = (None, None)   # model file and line of m.action(...)
 
     def combinations(self) -> Iterable[dict[str, Any]]:
         keys = list(self.params)
@@ -74,6 +75,12 @@ class Schema:
 class Heuristic:
     expr: Expr
     admissible: bool
+    origin: tuple[str | None, int | None] = (None, None)
+
+
+# Domains and costs the engines can hold: packed keys, cost sums and kernel arithmetic are int64.
+MAX_ABS_VALUE = 2**40
+MAX_COST = 2**31 - 1
 
 
 class Model:
@@ -81,9 +88,13 @@ class Model:
 
     def __init__(self, name: str):
         self.name = name
+        self.origin = caller_location()       # where the model file made it (for "declares no goal")
+        self.token = object()                 # tells this model's variables from another model's
+        self.var_nodes: list[Expr] = []
         self.variables: list[VarInfo] = []
         self.schemas: list[Schema] = []
         self.goal_expr: Expr | None = None
+        self.goal_origin: tuple[str | None, int | None] = (None, None)
         self.heuristic_decl: Heuristic | None = None
         self.groups: list[list[tuple[int, ...]]] = []
         self.views: dict[str, list[Expr]] = {}
@@ -95,14 +106,21 @@ class Model:
 
     # variables ------------------------------------------------------------
     def var(self, name: str, lo: int, hi: int, init: int, aux: bool = False) -> Expr:
+        lo, hi, init = (_integer(x, f"variable {name!r}: {what}")
+                        for x, what in ((lo, "lower bound"), (hi, "upper bound"), (init, "initial value")))
         if any(v.name == name for v in self.variables):
-            raise ModelError(f"variable {name!r} declared twice")
+            raise model_error(f"variable {name!r} declared twice")
         if not lo <= hi:
-            raise ModelError(f"variable {name!r}: empty domain {lo}..{hi}")
+            raise model_error(f"variable {name!r}: empty domain {lo}..{hi}")
         if not lo <= init <= hi:
-            raise ModelError(f"variable {name!r}: initial value {init} outside {lo}..{hi}")
-        self.variables.append(VarInfo(name, int(lo), int(hi), int(init), aux))
-        return var(len(self.variables) - 1)
+            raise model_error(f"variable {name!r}: initial value {init} outside {lo}..{hi}")
+        if max(-lo, hi) > MAX_ABS_VALUE:
+            raise model_error(f"variable {name!r}: domain {lo}..{hi} too large (values must lie "
+                              f"within -2**40..2**40)")
+        self.variables.append(VarInfo(name, lo, hi, init, aux))
+        node = var(len(self.variables) - 1, self.token)
+        self.var_nodes.append(node)
+        return node
 
     def vars(self, name: str, lo: int, hi: int, init: Sequence[int]) -> list[Expr]:
         return [self.var(f"{name}[{i}]", lo, hi, v) for i, v in enumerate(init)]
@@ -115,19 +133,22 @@ class Model:
     def action(self, name: str, **params: Iterable[Any]) -> Callable[[SchemaFn], SchemaFn]:
         """Decorator: ``@m.action("move", p=range(n), d=DIRS)`` over ``def move(p, d) -> Act | None``."""
 
+        origin = caller_location()
+
         def deco(fn: SchemaFn) -> SchemaFn:
-            self.schemas.append(Schema(name, {k: tuple(v) for k, v in params.items()}, fn))
+            self.schemas.append(Schema(name, {k: tuple(v) for k, v in params.items()}, fn, origin))
             return fn
 
         return deco
 
     # goal, heuristic, symmetry, views, display ---------------------------------
     def goal(self, cond: ExprLike) -> None:
-        self.goal_expr = lift(cond)
+        self.goal_origin = caller_location()
+        self.goal_expr = _lifted(cond, "goal")
 
     def heuristic(self, h: ExprLike, admissible: bool = True) -> None:
         """Declare an integer estimate of the remaining cost; ``admissible`` = never overestimates."""
-        self.heuristic_decl = Heuristic(lift(h), admissible)
+        self.heuristic_decl = Heuristic(_lifted(h, "heuristic"), admissible, caller_location())
 
     def interchangeable(self, objects: Sequence[Sequence[Expr]]) -> None:
         """Objects (tuples of variables) whose values may be permuted without changing the puzzle.
@@ -140,7 +161,7 @@ class Model:
             idx = []
             for v in o:
                 if not isinstance(v, Expr) or v.op != "var":
-                    raise ModelError("interchangeable objects must be tuples of state variables")
+                    raise model_error("interchangeable objects must be tuples of state variables")
                 idx.append(int(v.val))  # type: ignore[arg-type]
             objs.append(tuple(idx))
         if len(objs) > 1:
@@ -160,7 +181,7 @@ class Model:
         unit-step form.
         """
         if not schemas:
-            raise ModelError("walks() needs at least one action schema name")
+            raise model_error("walks() needs at least one action schema name")
         self.walk_schemas = tuple(schemas)
         self.walk_reversible = bool(reversible)
 
@@ -173,7 +194,7 @@ class Model:
         ``slack`` or more cheaper -- a dominance prune that keeps the optimum.
         """
         if slack < 0:
-            raise ModelError("aux_bound slack must be >= 0")
+            raise model_error("aux_bound slack must be >= 0")
         self.aux_slack = int(slack)
 
     def view(self, name: str, exprs: Sequence[ExprLike]) -> list[Expr]:
@@ -195,6 +216,25 @@ class Model:
         lk = Look(rows, cols, **options)
         self.info["look"] = lk
         return lk
+
+
+def _integer(x: Any, what: str) -> int:
+    """``x`` as a Python int (numpy integers included); anything else is the model file's error."""
+    import operator
+
+    if isinstance(x, Expr):
+        raise model_error(f"{what} must be a constant integer, got {x!r}")
+    try:
+        return int(operator.index(x))
+    except TypeError:
+        raise model_error(f"{what} must be an integer, got {type(x).__name__} {x!r}") from None
+
+
+def _lifted(x: ExprLike, what: str) -> Expr:
+    try:
+        return lift(x)
+    except TypeError as e:
+        raise model_error(f"{what}: {e}") from None
 
 
 @dataclass(frozen=True)

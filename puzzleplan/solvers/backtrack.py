@@ -32,9 +32,9 @@ the constraint kinds.
 
 from __future__ import annotations
 
-from ..encodings.sat import evaluate
 from ..ir.csp import CspConstraint, CspTask
 from ..lang.expr import variables_of
+from ..lang.ops import evaluate
 from .csp import CspResult, _finish
 from .result import Clock, Limits
 

@@ -17,11 +17,12 @@ import numpy as np
 from ..encodings.kernel import Kernel
 from .macro import MacroKernel
 from .plan import chain, concretise
-from .result import Clock, Limits, OutOfTime, Result
+from .result import STOP, Clock, Limits, OutOfTime, Result
 from .visited import Growable, StateTable, action_dtype
 
 INF = np.iinfo(np.int64).max // 4
 CHUNK = 1 << 16
+CHUNK_NEAR = 1 << 13   # with a deadline or signals to answer: shorter batches between two looks
 MACRO_BATCH = 2048  # smallest batch worth a macro expansion (closure + mover kernel calls)
 
 
@@ -34,6 +35,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         kernel = mk  # type: ignore[assignment]
     heuristic = use_heuristic and task.heuristic is not None
     clock = Clock(limits)
+    chunk = CHUNK if clock.deadline is None and not STOP.installed else CHUNK_NEAR
     if mk is not None:
         mk.clock = clock
     table = StateTable(kernel.n_words)
@@ -72,8 +74,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         batch = np.concatenate(picked)
         if batch.size == 0:
             continue
-        for lo in range(0, batch.size, CHUNK):
-            part = batch[lo: lo + CHUNK]
+        for lo in range(0, batch.size, chunk):
+            part = batch[lo: lo + chunk]
             gp = gval.a[part]
             S = kernel.unpack(table.keys[part])
             try:
@@ -106,6 +108,9 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             if K is None:
                 continue
             g2 = gp[par] + cost
+            if not _fits(clock, table, (parent, action, gval, closed_at), K, succ.nbytes * 2):
+                status = "limit"
+                break
             sids, _ = table.insert(K)
             for arr in (parent, action, gval, closed_at):
                 arr.ensure(table.size)
@@ -151,8 +156,44 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         return Result("optimal", name, goal_cost, plan, stats, proof=proof)
     if status == "limit":
         if heuristic and not task.heuristic_admissible:
-            return Result("limit", name, stats=stats)
-        stats["lower_bound"] = int(f)   # every state with f below it is closed: no plan is cheaper
+            return Result("limit", name, stats=stats, message=clock.reason())
+        # every state with f below it is closed: no plan is cheaper
         return Result("limit", name, stats=stats,
-                      message=f"limit reached; no plan costs less than {f} (f-bound of the open list)")
+                      message=clock.bounded(stats, int(f), "f-bound of the open list"))
     return Result("unsolvable", name, stats=stats, proof="reachable states exhausted")
+
+
+def _fits(clock: Clock, table: StateTable, per_state: tuple[Growable, ...], K: np.ndarray,
+          transient: int) -> bool:
+    """Whether inserting ``K`` keeps the stored states within ``--max-states`` and, where the
+    table or its per-state arrays must grow, the grown arrays (and the old ones a doubling
+    copies) plus this batch's arrays within the memory budget.  Asked before the insertion,
+    so neither limit is passed by a doubling (as bfs's ``affords``)."""
+    n = K.shape[0]
+    if clock.max_states is None and clock.max_bytes is None:
+        return True
+    new = n
+    if not clock.room(table.size, new):
+        new = table.new_count(K)
+        if not clock.room(table.size, new):
+            return False
+    if clock.max_bytes is None:
+        return True
+
+    def peak(new_rows: int) -> int:
+        need = table.size + new_rows
+        grows = need > table.keys.shape[0]
+        if not grows and all(need <= a.a.shape[0] for a in per_state):
+            return 0        # nothing grows: what is already allocated was let through before
+        tab = table.bytes_at(need) + table.keys.nbytes if grows else table.nbytes   # old keys copied
+        after = sum(a.bytes_at(need) for a in per_state)
+        copying = max((a.a.nbytes for a in per_state if need > a.a.shape[0]), default=0)
+        return tab + after + copying + transient
+
+    if peak(new) <= clock.max_bytes:
+        return True
+    if new == n:
+        new = table.new_count(K)
+    ok = peak(new) <= clock.max_bytes
+    clock.memory_refused |= not ok
+    return ok

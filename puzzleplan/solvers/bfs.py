@@ -22,10 +22,11 @@ from ..encodings.hashset import insert_new, visit_config
 from ..encodings.kernel import CompiledKernel, DomainError, Kernel
 from ..lang.errors import OptionError
 from .plan import chain, concretise
-from .result import Clock, Limits, Result
+from .result import STOP, Clock, Limits, Result
 from .visited import Growable, StateTable, action_dtype, capacity_for, grow
 
 CHUNK = 1 << 16
+CHUNK_NEAR = 1 << 13   # with a deadline or signals to answer: shorter numpy batches between two looks
 OUT_ROWS = 1 << 13
 BUDGET = 1 << 12   # states expanded between two looks at the clock (a few milliseconds)
 
@@ -69,12 +70,16 @@ class _Search:
         base = self.cand.nbytes + extra_bytes
         need = t.size + extra_states
         if need <= t.keys.shape[0]:
-            return base + t.nbytes + par.a.nbytes + act.a.nbytes <= cap
+            ok = base + t.nbytes + par.a.nbytes + act.a.nbytes <= cap
+            self.clock.memory_refused |= not ok
+            return ok
         new_keys = capacity_for(need, t.keys.shape[0]) * t.keys.itemsize * t.n_words
         peak = max(t.nbytes + new_keys + par.a.nbytes + act.a.nbytes,          # keys copied
                    t.bytes_at(need) + par.a.nbytes + par.bytes_at(need) + act.a.nbytes,
                    t.bytes_at(need) + par.bytes_at(need) + act.a.nbytes + act.bytes_at(need))
-        return base + peak <= cap
+        ok = base + peak <= cap
+        self.clock.memory_refused |= not ok
+        return ok
 
     def found(self, state_id: int, g: int) -> None:
         self.goal_id, self.goal_cost = state_id, g
@@ -130,6 +135,7 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
     if isinstance(kernel, CompiledKernel):
         return _result(run, _run_compiled(run, int(root_ids[0])))
     batch = _numpy_batch
+    chunk = CHUNK if run.clock.deadline is None and not STOP.installed else CHUNK_NEAR
     frontier = root_ids
     layers: list[int] = []
     cand = run.cand
@@ -140,11 +146,11 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
         cand.n = 0
         while work.size and run.status is None:
             fresh: list[np.ndarray] = []
-            for lo in range(0, work.size, CHUNK):
+            for lo in range(0, work.size, chunk):
                 if run.clock.out_of_time() or run.clock.too_many(run.table.size):
                     run.status = "limit"
                     break
-                fresh.append(batch(run, work[lo: lo + CHUNK], g, cand))
+                fresh.append(batch(run, work[lo: lo + chunk], g, cand))
                 if run.status is not None:
                     break
             work = np.concatenate(fresh) if fresh else np.zeros(0, dtype=np.int64)
@@ -153,6 +159,10 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
             break
         layers.append(layer_size)
         if not run.affords(cand.n) and not _drop_known(run):
+            run.status = "limit"
+            break
+        if not run.clock.room(run.table.size, cand.n) and \
+                not run.clock.room(run.table.size, run.table.new_count(cand.K[: cand.n])):
             run.status = "limit"
             break
         run.room(cand.n)
@@ -172,7 +182,8 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
 # encodings.compiled.register_driver).  WORK holds the current layer, in order, and grows at its end
 # as zero-cost successors join the layer; cost-1 successors wait in CK/CP/CA until the layer is
 # closed.  It returns to Python only to grow arrays (3), to let the clock be read (4), on a goal (1),
-# when the reachable states are exhausted (0), or on a domain violation (2).
+# when the reachable states are exhausted (0), on a domain violation (2), or when the stored states
+# reach the state limit while more are to be stored (5: the limit is exact, never passed).
 # With an aux_bound declared (and not enumerating), states whose configuration was reached `slack`
 # or more cheaper are dropped (the dominance prune of lang.Model.aux_bound).
 #   st: 0 wpos, 1 wend, 2 g, 3 size, 4 n candidates, 5 expanded, 6 generated, 7 goal id, 8 goal cost,
@@ -201,6 +212,9 @@ def bfs_run(st, KEYS, SLOTS, PARENT, ACTION, COSTS, TABS, LO, HI,
             size = st[3]
             cnt = 0
             for r in range(nc):
+                if size >= st[16]:
+                    st[3] = size
+                    return 5
                 if st[13] >= 0:
                     pruned, st[14] = visit_config(CSLOTS, CKEYS, st[14], CK, r, CM, CDIST, st[2] + 1,
                                                   st[13], SCR)
@@ -252,6 +266,12 @@ def bfs_run(st, KEYS, SLOTS, PARENT, ACTION, COSTS, TABS, LO, HI,
             a = ACT[r]
             p = WORK[wpos + PAR[r]]
             if COSTS[a] == 0:
+                if size >= st[16]:
+                    st[3] = size
+                    st[4] = nc
+                    st[5] += n
+                    st[6] += m
+                    return 5
                 if st[13] >= 0:
                     pruned, st[14] = visit_config(CSLOTS, CKEYS, st[14], K, r, CM, CDIST, st[2], st[13], SCR)
                     if pruned:
@@ -363,6 +383,9 @@ def _run_compiled(run: _Search, root: int) -> list[int]:
             run.clock.report(depth=int(st[2]), frontier=int(st[1]), next_layer=int(st[4]),
                              states=run.table.size, expanded=int(st[5]), generated=int(st[6]))
             continue
+        if code == 5:
+            run.status = "limit"
+            break
         if code == 2:
             act = k.task.actions[int(st[12])]
             raise DomainError(f"action {act.label} leads outside a variable's domain")
@@ -393,6 +416,10 @@ def _numpy_batch(run: _Search, part: np.ndarray, g: int, cand: _Candidates) -> n
     fresh = np.zeros(0, dtype=np.int64)
     n_zero = int(np.count_nonzero(zero))
     if not run.affords(n_zero, cand.growth_bytes(succ.shape[0] - n_zero) + succ.nbytes + K.nbytes):
+        run.status = "limit"
+        return fresh
+    if n_zero and not run.clock.room(run.table.size, n_zero) and \
+            not run.clock.room(run.table.size, run.table.new_count(K[zero])):
         run.status = "limit"
         return fresh
     if n_zero:
@@ -436,9 +463,10 @@ def _result(run: _Search, layers: list[int]) -> Result:
         result.proof = "bfs layers (exhaustive below the optimum)"
     elif status == "unsolvable":
         result.proof = "reachable states exhausted"
-    elif status == "limit" and not run.enumerate_all:
-        result.stats["lower_bound"] = len(layers)   # layers 0..g-1 closed without a goal
-        result.message = f"limit reached; no plan costs less than {len(layers)} (closed bfs layers)"
+    elif status == "limit" and not run.enumerate_all:   # layers 0..g-1 closed without a goal
+        result.message = run.clock.bounded(result.stats, len(layers), "closed bfs layers")
+    elif status == "limit":
+        result.message = run.clock.reason()
     return result
 
 

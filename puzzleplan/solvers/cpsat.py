@@ -53,7 +53,7 @@ trust that declaration in *every* state, as A* does -- a 0/1-cost heuristic
 that ignores free continuations would make them cut off optimal plans),
 ``run_bound_s`` (seconds for the zero-cost run bound, see ``sat``),
 ``invariants`` (2-literal invariants
-from :func:`puzzleplan.encodings.sat.mutex_invariants`), ``symmetry``
+from :func:`puzzleplan.encodings.invariants.mutex_invariants`), ``symmetry``
 (canonical states for interchangeable objects).  The time limit covers
 invariant synthesis and model building: each solve gets the time that is left.
 """
@@ -65,8 +65,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..encodings.runbound import RunBound, horizon_for_cost
+from .horizon import LazyInvariants, Variant, opt_bool, opt_int, opt_seconds, run_bound, state_bound
 from .result import Clock, Limits, Result
-from .sat import LazyInvariants, Variant, opt_bool, opt_int, opt_seconds, run_bound
 
 if TYPE_CHECKING:  # ortools is imported on first use: it costs ~0.3 s at start-up
     from ..encodings.cpsat import CpPlan
@@ -98,7 +98,11 @@ class _Runner:
         p.random_seed = self.seed
         if left is not None:
             p.max_time_in_seconds = left
-        status = solver.solve(plan.m)
+        p.catch_sigint_signal = False   # our handlers decide (Stop); CP-SAT took SIGINT as a time limit
+        if self.clock.out_of_time():
+            return "UNKNOWN", None
+        with self.clock.watch(solver.stop_search):   # a signal, the deadline or --max-memory stops it
+            status = solver.solve(plan.m)
         self.conflicts += solver.num_conflicts
         self.branches += solver.num_branches
         name = solver.status_name(status)
@@ -119,7 +123,8 @@ GROWTH = 16
 def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int = 1, seed: int = 0,
           heuristic: bool = True, invariants: bool = True, symmetry: bool = True,
           run_bound_s: float | None = None) -> Result:
-    from ..encodings.cpsat import CpPlan, node_values
+    from ..encodings.cpsat import CpPlan
+    from ..encodings.unrolled import node_values
 
     task = kernel.task
     horizon = opt_int("horizon", horizon, 1)
@@ -152,11 +157,16 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                       **kw)
 
     def out_of_time(H: int, best: tuple[int, list[int]] | None = None) -> Result:
+        steps = max(refuted + 1, 0)        # horizons up to `refuted` hold no plan
+        lower = steps * cmin
         if best is not None:
-            return Result("solved", "cpsat", best[0], best[1], run.stats(horizon=H),
-                          message=f"time limit while looking for a cheaper plan at horizon {H}")
-        return Result("limit", "cpsat", stats=run.stats(horizon=H, **variant.stats()),
-                      message=f"time limit at horizon {H}{variant.note()}")
+            stats = run.stats(horizon=H, lower_bound=lower)
+            return Result("solved", "cpsat", best[0], best[1], stats,
+                          message=f"{clock.reason()} while looking for a cheaper plan at horizon {H}; "
+                                  f"no plan costs less than {lower}")
+        stats = run.stats(horizon=H, **variant.stats())
+        msg = clock.bounded(stats, lower, f"no plan has fewer than {steps} steps")
+        return Result("limit", "cpsat", stats=stats, message=f"{msg}; stopped at horizon {H}{variant.note()}")
 
     def run_length() -> int | None:
         if cmin > 0:
@@ -173,12 +183,10 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
 
     bounds: list[int] = []
 
-    def state_bound() -> int:
+    def fixpoint_states() -> int:
         """States in the relaxed reachability fixpoint's value sets (as the ``sat`` engine uses)."""
         if not bounds:
-            from ..encodings.sat import relaxed_fixpoint
-
-            bounds.append(math.prod(len(vals) for vals in relaxed_fixpoint(task, symmetric=symmetry)))
+            bounds.append(state_bound(task, symmetry))
         return bounds[0]
 
     def bound_note() -> str:
@@ -212,11 +220,11 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                               message=f"no plan of at most {H} steps{variant.note()}",
                               proof=f"INFEASIBLE at horizon {H}")
             refuted = H
-            if H + 1 >= state_bound():  # a loop-free plan would have fitted
+            if H + 1 >= fixpoint_states():  # a loop-free plan would have fitted
                 return Result("unsolvable", "cpsat", stats=run.stats(horizon=H),
                               proof=f"INFEASIBLE at horizon {H}; a loop-free plan has fewer than "
-                                    f"{state_bound()} steps (value-set state bound)")
-            nxt = min(max(H + 1, math.ceil(1.5 * H)), max(state_bound() - 1, H + 1))
+                                    f"{fixpoint_states()} steps (value-set state bound)")
+            nxt = min(max(H + 1, math.ceil(1.5 * H)), max(fixpoint_states() - 1, H + 1))
             if vt is not None and H < vt < nxt and variant.result is None:
                 nxt = vt  # the variant's threshold: INFEASIBLE there is a proof (once verified)
             H = nxt

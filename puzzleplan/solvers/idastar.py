@@ -85,6 +85,10 @@ def idastar_dfs(TABS, LO, HI, costs, bound, budget, st, path, gs, acts,
             st[1] = 1
             return
         m, _nxt = expand(path[d + 1:d + 2], 0, succ[d + 1], par, sacts[d + 1], TABS, LO, HI)
+        if m < 0:           # a successor outside a domain: the model error bfs and astar raise too
+            st[0] = d + 1
+            st[1] = 4
+            return
         cnt[d + 1] = m
         cur[d + 1] = 0
         d += 1
@@ -106,7 +110,7 @@ def _warm(k: CompiledKernel) -> None:
 
 def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
     if not isinstance(kernel, CompiledKernel):
-        raise OptionError("engine idastar needs the compiled kernel (--kernel numba)")
+        raise OptionError("engine idastar needs a compiled loop (--kernel numba or interpreted)")
     task = kernel.task
     mod, tabs = kernel._mod, kernel._tabs
     _warm(kernel)
@@ -123,6 +127,9 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
     expanded = 0
     iterations = []
     positive = costs[costs > 0]
+    # an iteration's bound is a lower bound on the optimum once the ones before it are exhausted,
+    # as long as the heuristic never overestimates (no heuristic: h = 0)
+    sound = task.heuristic is None or task.heuristic_admissible
     while True:
         if full_check or positive.size == 0:
             depth_cap = max_depth
@@ -139,21 +146,27 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
         par = np.zeros(n_act, dtype=np.int64)
         hbuf = np.zeros(1, dtype=np.int64)
         m, _ = mod.expand(path[0:1], 0, succ[0], par, sacts[0], tabs, kernel._lo, kernel._hi)
+        if m < 0:
+            kernel.expand(root)     # raises DomainError naming the action and the variables
         cnt[0] = m
         st = np.array([0, 0, 0, np.iinfo(np.int64).max], dtype=np.int64)
         clock.note_bytes(succ.nbytes + path.nbytes)
         while st[1] == 0:
-            mod.idastar_dfs(tabs, kernel._lo, kernel._hi, costs, bound, SLICE,
-                            st, path, gs, acts, succ, sacts, cnt, cur, par, hbuf, full_check)
-            if st[1] == 0 and (clock.out_of_time() or clock.too_many(expanded + int(st[2]))):
+            done = expanded + int(st[2])
+            budget = SLICE if clock.max_states is None else min(SLICE, clock.max_states - done)
+            if budget <= 0 or clock.out_of_time() or clock.too_many(expanded + int(st[2])):
                 expanded += int(st[2])
                 iterations.append(bound)
-                return Result("limit", "idastar", stats=clock.stats(
-                    expanded=expanded, generated=expanded, iterations=iterations))
+                return _cut(clock, bound, sound, expanded, iterations)
+            mod.idastar_dfs(tabs, kernel._lo, kernel._hi, costs, bound, budget,
+                            st, path, gs, acts, succ, sacts, cnt, cur, par, hbuf, full_check)
             clock.report(f_bound=bound, depth=int(st[0]), expanded=expanded + int(st[2]),
                          iteration=len(iterations) + 1)
         expanded += int(st[2])
         iterations.append(bound)
+        if st[1] == 4:   # the DFS met a successor outside a domain: raise it as the other engines do
+            d = int(st[0])
+            kernel.expand(path[d:d + 1])
         if st[1] == 1:
             d = int(st[0])
             plan = [int(a) for a in acts[1:d + 1]]
@@ -166,12 +179,26 @@ def solve(kernel: Kernel, limits: Limits, max_depth: int = 10_000) -> Result:
                           proof="iterative deepening on f (admissible heuristic)"
                           if task.heuristic is not None else "iterative deepening on cost")
         if st[1] == 3:
-            return Result("limit", "idastar", stats=clock.stats(expanded=expanded, iterations=iterations),
-                          message=f"depth cap {depth_cap} reached")
+            stats = clock.stats(expanded=expanded, iterations=iterations)
+            how = f"depth cap {depth_cap} reached"
+            if sound:
+                stats["lower_bound"] = bound
+                how += f"; no plan costs less than {bound} (IDA* bound)"
+            return Result("limit", "idastar", stats=stats, message=how)
         if st[3] == np.iinfo(np.int64).max:
             return Result("unsolvable", "idastar", proof="no path within any bound",
                           stats=clock.stats(expanded=expanded, iterations=iterations))
-        if clock.out_of_time() or clock.too_many(expanded):
-            return Result("limit", "idastar", stats=clock.stats(expanded=expanded, generated=expanded,
-                                                                 iterations=iterations))
-        bound = int(st[3])
+        bound = int(st[3])   # the iteration found nothing: every plan costs at least the next bound
+        if clock.out_of_time() or clock.too_many(expanded) or not clock.room(expanded, 1):
+            return _cut(clock, bound, sound, expanded, iterations)
+
+
+def _cut(clock: Clock, bound: int, sound: bool, expanded: int, iterations: list[int]) -> Result:
+    """A limit (time, ``--max-states`` as expanded nodes, a signal) inside or after an iteration:
+    every iteration before the current one was exhausted, so no plan costs less than its bound."""
+    stats = clock.stats(expanded=expanded, generated=expanded, iterations=iterations)
+    if not sound:
+        return Result("limit", "idastar", stats=stats,
+                      message=f"{clock.reason()}; the model's heuristic is not declared admissible")
+    return Result("limit", "idastar", stats=stats,
+                  message=clock.bounded(stats, bound, "IDA* bound: every cheaper iteration exhausted"))

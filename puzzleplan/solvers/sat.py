@@ -53,7 +53,7 @@ solver name, default ``cadical195``),
 ``horizon`` (maximum horizon), ``run_bound_s`` (seconds for the zero-cost
 run bound; 0 skips it), ``heuristic`` (use the admissible heuristic
 as above), ``invariants`` (2-literal invariants, see
-:func:`puzzleplan.encodings.sat.mutex_invariants`), ``symmetry`` (canonical
+:func:`puzzleplan.encodings.invariants.mutex_invariants`), ``symmetry`` (canonical
 states for interchangeable objects), ``max_pairs`` (encoding refusal limit).
 The time limit covers invariant synthesis and encoding; SAT calls run in
 conflict-budgeted slices so that they stop near the deadline.
@@ -61,49 +61,25 @@ conflict-budgeted slices so that they stop near the deadline.
 
 from __future__ import annotations
 
+import signal
 import time
 from typing import Any
 
 from pysat.card import ITotalizer
 from pysat.solvers import Solver, SolverNames
 
-from ..encodings.runbound import RunBound, horizon_for_cost, zero_cost_run_bound
-from ..encodings.sat import TOP, CnfPlan, Invariants, concretise, evaluate, mutex_invariants
-from ..encodings.variant import VariantCheck, check_variant
+from ..encodings.runbound import RunBound, horizon_for_cost
+from ..encodings.sat import TOP, CnfPlan
+from ..encodings.symmetry import concretise
 from ..lang.errors import OptionError
-from ..lang.variant import variant_of
-from .result import Clock, Limits, Result
-
-
-def opt_int(name: str, value: Any, minimum: int = 0) -> int | None:
-    """An integer engine option (``-E`` gives strings); None stays None."""
-    if value is None:
-        return None
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        raise OptionError(f"engine option {name}: {value!r} is not an integer") from None
-    if n < minimum:
-        raise OptionError(f"engine option {name} must be >= {minimum}")
-    return n
-
-
-def opt_bool(name: str, value: Any) -> bool | None:
-    """A boolean engine option (``-E`` gives strings); None stays None ("automatic")."""
-    if value is None or isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "1", "yes", "on"):
-        return True
-    if text in ("false", "0", "no", "off"):
-        return False
-    if text in ("auto", "none"):
-        return None
-    raise OptionError(f"engine option {name}: {value!r} is not true/false")
+from .horizon import LazyInvariants, Variant, opt_bool, opt_int, opt_seconds, run_bound
+from .result import STOP, Clock, Limits, Result
 
 
 class _Sat:
     """One incremental solver fed from a growing :class:`CnfPlan`, with time-limited calls."""
+
+    SLICE_S = 0.25   # longest solver call between two looks at the clock (deadline, signals, memory)
 
     def __init__(self, enc: CnfPlan, name: str, clock: Clock):
         self.enc = enc
@@ -124,31 +100,43 @@ class _Sat:
     def solve(self, assumptions: list[int]) -> bool | None:
         """True/False, or None when the time limit stopped the call.
 
-        With a deadline the call runs in conflict-budgeted slices (``solve_limited``;
-        CaDiCaL has no asynchronous interrupt in pysat), each sized from the measured
-        conflict rate to end before the deadline; learnt clauses carry over between slices.
+        With a deadline, or signals to answer (the CLI), the call runs in conflict-budgeted
+        slices (``solve_limited``: pysat's CaDiCaL holds the interpreter during a call, so
+        neither a timer thread nor a signal handler can interrupt it), each sized from the
+        measured conflict rate to last at most ``SLICE_S`` and to end before the deadline;
+        learnt clauses carry over between slices, and the clock (deadline, signal, memory) is
+        read between them.  ``expect_interrupt`` keeps pysat from installing its own SIGINT
+        handler, whose KeyboardInterrupt ended in a traceback.
         """
         self.sync()
         assumptions = [a for a in assumptions if a != TOP]
         if -TOP in assumptions:
             return False
         self.calls += 1
-        if self.clock.deadline is None:
+        if self.clock.deadline is None and not STOP.installed and self.clock.max_rss is None:
             return self.solver.solve(assumptions=assumptions)
-        budget = 2000
+        budget = 1000
         while True:
-            left = self.clock.deadline - time.perf_counter()
-            if left <= 0:
+            if self.clock.out_of_time():
                 return None
+            left = self.clock.left()
+            target = self.SLICE_S if left is None else min(self.SLICE_S, max(left / 2, 0.01))
             before = self._conflicts()
             t0 = time.perf_counter()
             self.solver.conf_budget(budget)
-            r = self.solver.solve_limited(assumptions=assumptions)
+            try:
+                r = self.solver.solve_limited(assumptions=assumptions, expect_interrupt=True)
+            except Exception as e:   # pysat's CaDiCaL saw SIGINT itself ("Caught keyboard interrupt")
+                if "interrupt" not in str(e).lower():
+                    raise
+                if STOP.signum is None:
+                    STOP.request(signal.SIGINT)
+                return None
             if r is not None:
                 return r
             spent = max(time.perf_counter() - t0, 1e-6)
             rate = max(self._conflicts() - before, 1) / spent
-            budget = int(max(500, min(rate * min(left - spent, 2.0), 4 * budget)))
+            budget = int(max(100, min(rate * target, 4 * budget)))
 
     def _conflicts(self) -> int:
         return int((self.solver.accum_stats() or {}).get("conflicts", 0))
@@ -164,103 +152,6 @@ class _Sat:
                                 variables=self.solver.nof_vars(), solver_calls=self.calls,
                                 **(self.inv.stats() if self.inv else {}),
                                 **(self.variant.stats() if self.variant else {}), **self.extra, **extra)
-
-
-class LazyInvariants:
-    """Invariant synthesis (:func:`mutex_invariants`) deferred until a horizon of ``EAGER_FROM``.
-
-    The synthesis costs up to seconds on crowded piece puzzles while short horizons are
-    decided in milliseconds without it; invariants only pay off on the long, hard horizons.
-    """
-
-    EAGER_FROM = 10
-
-    def __init__(self, task: Any, clock: Clock, enabled: bool, symmetric: bool):
-        self.task, self.clock, self.enabled, self.symmetric = task, clock, enabled, symmetric
-        self.done = False
-        self.value: Invariants | None = None
-        self.seconds = 0.0
-
-    def get(self) -> Invariants | None:
-        if self.enabled and not self.done:
-            t0 = time.perf_counter()
-            self.value = mutex_invariants(self.task, deadline=self.clock.deadline, symmetric=self.symmetric)
-            self.seconds = time.perf_counter() - t0
-        self.done = True
-        return self.value
-
-    def stats(self) -> dict[str, Any]:
-        return {"invariant_pairs": sum(len(p) for p in self.value.values()) if self.value else 0,
-                "invariants_s": round(self.seconds, 3)}
-
-
-def run_bound(task: Any, inv: LazyInvariants, clock: Clock, seconds: float | None) -> RunBound:
-    """The zero-cost run bound within ``seconds`` (default: 15 s or a quarter of the time left)."""
-    if seconds is None:
-        seconds = 15.0
-        if clock.deadline is not None:
-            seconds = min(seconds, max(clock.deadline - time.perf_counter(), 0.0) / 4)
-    if seconds <= 0:
-        return RunBound(None, 0.0, sum(1 for a in task.actions if a.cost == 0))
-    return zero_cost_run_bound(task, inv.get(), deadline=time.perf_counter() + seconds)
-
-
-class Variant:
-    """The model's declared variant (:mod:`puzzleplan.lang.variant`), checked on first use.
-
-    ``threshold`` (``V(init) - lo``) costs one evaluation and is known at once; the check
-    (:func:`puzzleplan.encodings.variant.check_variant`) runs only when an engine is about to
-    rely on it, i.e. when its horizon reaches the threshold without a plan: a solvable task's
-    plans all fit under a valid threshold, so its runs never pay for the check.  The check
-    first runs without invariants (cheap) and, if that fails, once more with them.
-    """
-
-    def __init__(self, task: Any, inv: LazyInvariants, clock: Clock):
-        spec = variant_of(task.info)
-        self.task, self.inv, self.clock = task, inv, clock
-        self.threshold: int | None = None if spec is None else evaluate(spec.expr, task.init, {}) - spec.lo
-        self.result: VariantCheck | None = None
-
-    def verified(self) -> bool:
-        """True when the declared variant holds (checked once); False when refuted or undecided."""
-        if self.threshold is None:
-            return False
-        if self.result is None:
-            known = self.inv.value if self.inv.done else None
-            self.result = check_variant(self.task, known, deadline=self.clock.deadline)
-            if self.result is not None and self.result.ok is False and self.inv.enabled and not self.inv.done:
-                self.result = check_variant(self.task, self.inv.get(), deadline=self.clock.deadline)
-        return bool(self.result is not None and self.result.ok)
-
-    def note(self) -> str:
-        """Why the variant gave no proof, for a result's message ('' when nothing to say)."""
-        if self.threshold is None:
-            return ""
-        if self.result is None:
-            return (f"; the model's variant bounds plans to {self.threshold} steps (a proof once every "
-                    "horizon up to that is refuted and the variant is verified)")
-        return "; " + self.result.describe()
-
-    def stats(self) -> dict[str, Any]:
-        if self.threshold is None:
-            return {}
-        out: dict[str, Any] = {"variant_threshold": self.threshold}
-        if self.result is not None:
-            out.update(variant_ok=self.result.ok, variant_check_s=round(self.result.seconds, 3))
-        return out
-
-
-def opt_seconds(name: str, value: Any) -> float | None:
-    """A non-negative number of seconds (``-E`` gives strings); None stays None."""
-    if value is None:
-        return None
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise OptionError(f"engine option {name}: {value!r} is not a number of seconds") from None
-    if not x >= 0:
-        raise OptionError(f"engine option {name} must be >= 0")
-    return x
 
 
 # costs are thermometer-coded per step (encodings/sat.py, cost_inputs): one literal per unit
@@ -335,7 +226,9 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
             return Result("optimal", "sat", len(plan), plan, stats, proof=how)
         sat.solver.delete()
         if r is None or clock.out_of_time():
-            return Result("limit", "sat", stats=stats, message=f"time limit at horizon {T}")
+            steps = T if r is None else T + 1
+            msg = clock.bounded(stats, steps, f"no plan has fewer than {steps} steps")
+            return Result("limit", "sat", stats=stats, message=msg)
         if clock.progress is not None:
             clock.report(horizon=T + 1, conflicts=conflicts, solver_calls=calls)
         if cap is not None and T >= cap:
@@ -357,9 +250,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
             if use_h:
                 assume += [enc.heuristic_at_most(t, T - t) for t in range(T + 1)]
             r = sat.solve(assume)
-            if r is None:
-                return Result("limit", "sat", stats=sat.stats(horizon=T),
-                              message=f"time limit during horizon {T}{variant.note()}")
+            if r is None:    # horizons 0..T-1 refuted: a plan has at least T steps
+                return _cut(sat, clock, T, T, costs, f"during horizon {T}{variant.note()}")
             if r:
                 break
         elif enc.fixpoint_at is not None and T > enc.fixpoint_at:  # refuted by the encoding alone
@@ -377,9 +269,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
             return Result("unknown", "sat", stats=sat.stats(horizon=T),
                           message=f"no plan of at most {cap} steps (horizon cap)",
                           proof=f"UNSAT at horizons 0..{T}")
-        if clock.out_of_time():
-            return Result("limit", "sat", stats=sat.stats(horizon=T),
-                          message=f"time limit after horizon {T}{variant.note()}")
+        if clock.out_of_time():  # horizons 0..T refuted
+            return _cut(sat, clock, T, T + 1, costs, f"after horizon {T}{variant.note()}")
         if clock.progress is not None:
             clock.report(horizon=T + 1, conflicts=sat._conflicts(), solver_calls=sat.calls)
         if sat.inv is not None and T + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
@@ -461,8 +352,11 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
     tot.delete()
     stats = sat.stats(horizon=H, first_horizon=T, best_found_s=round(found_at, 3))
     if interrupted:
+        lower = T * min(costs)
+        stats["lower_bound"] = lower
         return Result("solved", "sat", cost, plan, stats,
-                      message=f"time limit while minimising the cost at horizon {H}")
+                      message=f"{clock.reason()} while minimising the cost at horizon {H}; no plan costs "
+                              f"less than {lower} (no plan has fewer than {T} steps)")
     if cost == 0:
         return Result("optimal", "sat", cost, plan, stats, proof="cost 0")
     need = proof_horizon()
@@ -476,3 +370,12 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
            else f"zero-cost actions exist and {runs.describe()} within {runs.seconds:.1f} s")
     return Result("solved", "sat", cost, plan, stats,
                   message=f"cost {cost} is the least over plans of at most {H} steps; {why}")
+
+
+def _cut(sat: _Sat, clock: Clock, T: int, steps: int, costs: list[int], where: str) -> Result:
+    """A limit in the horizon search: every plan has at least ``steps`` steps (the horizons
+    below were refuted), so no plan costs less than ``steps`` times the cheapest action."""
+    stats = sat.stats(horizon=T)
+    lower = steps * min(costs, default=0)
+    msg = clock.bounded(stats, lower, f"no plan has fewer than {steps} steps") + f"; stopped {where}"
+    return Result("limit", "sat", stats=stats, message=msg)

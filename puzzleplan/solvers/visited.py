@@ -72,6 +72,12 @@ class StateTable:
             lookup_rows(self.slots, self.keys, np.ascontiguousarray(K), ids)
         return ids
 
+    def new_count(self, K: np.ndarray) -> int:
+        """How many distinct rows of ``K`` the table does not hold yet: engines ask before an
+        insertion that could pass ``--max-states`` or the memory limit, so neither is passed."""
+        miss = K[self.lookup(K) < 0]
+        return int(np.unique(miss, axis=0).shape[0]) if miss.shape[0] > 1 else int(miss.shape[0])
+
     @property
     def nbytes(self) -> int:
         return int(self.keys.nbytes + self.slots.nbytes)

@@ -1,7 +1,8 @@
 """Plain-Python reference semantics of the IR: the judge, not the workhorse.
 
 Deliberately independent of ``puzzleplan.encodings``: no numpy, no compiled
-code, one state at a time, a direct recursive reading of each node.  Every
+code, one state at a time, a direct recursive reading of each node (the
+language's plain interpreter, :func:`puzzleplan.lang.ops.evaluate`).  Every
 plan an engine returns is replayed here before it is reported, and the fast
 kernels are tested against it on random states.
 """
@@ -12,67 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..ir.task import GroundAction, Task
-from ..lang.expr import Expr, min_assignment
+from ..lang.ops import evaluate
 
 
 class DomainViolation(Exception):
     """An action produced a value outside a variable's domain (a model bug)."""
-
-
-def evaluate(e: Expr, state: Sequence[int], memo: dict[int, int] | None = None) -> int:
-    """Value of ``e`` in ``state``; booleans come back as 0/1."""
-    if memo is None:
-        memo = {}
-    key = id(e)
-    if key in memo:
-        return memo[key]
-    op = e.op
-    if op == "const":
-        r = int(e.val)  # type: ignore[arg-type]
-    elif op == "var":
-        r = int(state[e.val])  # type: ignore[index]
-    elif op in ("and", "or"):
-        vals = [evaluate(a, state, memo) for a in e.args]
-        r = int(all(vals)) if op == "and" else int(any(vals))
-    elif op == "not":
-        r = 1 - evaluate(e.args[0], state, memo)
-    elif op in ("ite_int", "ite_bool"):
-        c = evaluate(e.args[0], state, memo)
-        r = evaluate(e.args[1] if c else e.args[2], state, memo)
-    elif op == "table":
-        i = evaluate(e.args[0], state, memo)
-        vals = e.val
-        r = vals[i] if 0 <= i < len(vals) else evaluate(e.args[1], state, memo)  # type: ignore[arg-type,index]
-    elif op == "element":
-        i = evaluate(e.args[0], state, memo)
-        items = e.args[2:]
-        r = evaluate(items[i], state, memo) if 0 <= i < len(items) else evaluate(e.args[1], state, memo)
-    elif op == "assign":
-        r = min_assignment([evaluate(x, state, memo) for x in e.args], int(e.val))  # type: ignore[arg-type]
-    else:
-        a = [evaluate(x, state, memo) for x in e.args]
-        r = _APPLY[op](a)
-    memo[key] = r
-    return r
-
-
-_APPLY = {
-    "add": lambda a: sum(a),
-    "sub": lambda a: a[0] - a[1],
-    "mul": lambda a: a[0] * a[1],
-    "floordiv": lambda a: a[0] // a[1],
-    "mod": lambda a: a[0] % a[1],
-    "abs": lambda a: abs(a[0]),
-    "min": lambda a: min(a),
-    "max": lambda a: max(a),
-    "toint": lambda a: a[0],
-    "eq": lambda a: int(a[0] == a[1]),
-    "ne": lambda a: int(a[0] != a[1]),
-    "lt": lambda a: int(a[0] < a[1]),
-    "le": lambda a: int(a[0] <= a[1]),
-    "gt": lambda a: int(a[0] > a[1]),
-    "ge": lambda a: int(a[0] >= a[1]),
-}
 
 
 def applicable(action: GroundAction, state: Sequence[int], memo: dict[int, int] | None = None) -> bool:

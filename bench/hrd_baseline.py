@@ -1,27 +1,28 @@
-"""Plain-Python breadth-first baselines the ``hrd-speed`` suite times puzzleplan against.
+"""The hand-written Hua Rong Dao breadth-first search the ``hrd-speed`` suite times puzzleplan against.
 
-Two baselines, both written the way one would write them by hand: a dict of
-visited states and a ``collections.deque``, one state at a time, no numpy.
+A benchmark baseline, not part of the library: it lives beside the suite
+(bench/hrd-speed.toml names it with ``hand_written = "hrd_baseline.py"``) and
+``puzzleplan bench`` loads it by path.  Written the way one would write it by
+hand: a dict of visited states and a ``collections.deque``, one state at a
+time, no numpy.
 
-* ``hrd_bfs`` is written directly for Hua Rong Dao on a 4 x 5 board.  The
-  board is a 20-byte string, one byte per cell, holding a *shape code* (the
-  digit representation of Zhao & Xu): same-shaped pieces get the same codes,
-  so the string itself is the canonical key and interchangeable pieces are
-  never told apart.  Codes: ``.`` empty, ``S`` 1x1, ``V``/``v`` top/bottom of
-  a 1-wide 2-tall piece, ``H``/``h`` left/right of a 2-wide 1-tall piece,
-  ``A``/``a`` top-left/other cells of the 2x2 piece.  Two metrics:
-  ``steps`` (one piece moves one cell = 1) and ``moves`` (the published
-  convention: one piece moved any distance along any path = 1; from each
-  position every piece's reachable placements are found by a flood fill with
-  the other pieces fixed, and each one is a successor at cost 1).
-* ``reference_bfs`` runs on any grounded task through the plain-Python
-  reference interpreter (``verify.reference.successors`` and ``canonical``);
-  a 0-1 BFS on the deque (zero-cost successors go to the front), so it is
-  exact for the 0/1-cost ``moves`` model too.
+The board is a 20-byte string, one byte per cell, holding a *shape code* (the
+digit representation of Zhao & Xu): same-shaped pieces get the same codes, so
+the string itself is the canonical key and interchangeable pieces are never
+told apart.  Codes: ``.`` empty, ``S`` 1x1, ``V``/``v`` top/bottom of a
+1-wide 2-tall piece, ``H``/``h`` left/right of a 2-wide 1-tall piece,
+``A``/``a`` top-left/other cells of the 2x2 piece.  Two metrics: ``steps``
+(one piece moves one cell = 1) and ``moves`` (the published convention: one
+piece moved any distance along any path = 1; from each position every
+piece's reachable placements are found by a flood fill with the other pieces
+fixed, and each one is a successor at cost 1).
 
-Both test the goal when a state is taken off the queue (as the layered
-``bfs`` engine does), count ``expanded`` and ``generated`` the same way, and
-return the optimum and a plan; the time they report is search time only.
+It tests the goal when a state is taken off the queue (as the layered ``bfs``
+engine does), counts ``expanded`` and ``generated`` the same way, and returns
+the optimum and a plan; the time it reports is search time only.
+
+The suite's interface: ``start_board(loaded)`` (untimed preparation) and
+``bfs(board, metric, stop_at_goal=True)`` returning a ``BaselineRun``.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir.task import Task
-from ..verify import reference
+from puzzleplan.api import Loaded
+from puzzleplan.bench.baselines import BaselineRun
+from puzzleplan.lang.records import split_headers
 
 W, H = 4, 5
 EMPTY = ord(".")
@@ -48,24 +49,12 @@ GOAL_CELL = 3 * W + 1          # top-left cell of the 2x2 piece at the bottom mi
 STEPS = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
 
-@dataclass
-class BaselineRun:
-    name: str
-    metric: str
-    cost: int | None
-    expanded: int
-    generated: int
-    visited: int
-    time_s: float
-    plan: list[Any] = field(default_factory=list)
-
-    @property
-    def states_per_s(self) -> float:
-        return self.expanded / self.time_s if self.time_s > 0 else float("inf")
-
-
-# --------------------------------------------------------------------------------------------
-# Hua Rong Dao, written by hand
+def start_board(loaded: Loaded) -> bytes:
+    """The start of a loaded ``klotski`` instance as a shape-code board (its 5 grid rows)."""
+    rec = loaded.record
+    if not rec.body and not rec.headers:
+        split_headers(rec)
+    return hrd_board([text.strip() for _, text in rec.body])
 
 
 def hrd_board(rows: Sequence[str]) -> bytes:
@@ -182,7 +171,7 @@ def _move_successors(board: bytes) -> list[tuple[bytes, tuple[int, int]]]:
     return out
 
 
-def hrd_bfs(start: bytes, metric: str = "steps", stop_at_goal: bool = True) -> BaselineRun:
+def bfs(start: bytes, metric: str = "steps", stop_at_goal: bool = True) -> BaselineRun:
     """Plain BFS over shape-code boards; ``metric`` is ``steps`` or ``moves``."""
     if metric not in ("steps", "moves"):
         raise ValueError(f"metric must be steps or moves, not {metric!r}")
@@ -219,52 +208,3 @@ def hrd_bfs(start: bytes, metric: str = "steps", stop_at_goal: bool = True) -> B
 
 def render(board: bytes) -> str:
     return "\n".join(board[r * W:(r + 1) * W].decode() for r in range(H))
-
-
-# --------------------------------------------------------------------------------------------
-# Any grounded task, through the reference interpreter
-
-
-def reference_bfs(task: Task, stop_at_goal: bool = True) -> BaselineRun:
-    """0-1 BFS (dict + deque) with ``reference.successors`` and ``reference.canonical``."""
-    if task.cost_kind == "general":
-        raise ValueError("reference_bfs handles unit and 0/1 action costs only")
-    t0 = time.perf_counter()
-    start = reference.canonical(task, task.init)
-    dist: dict[tuple[int, ...], int] = {start: 0}
-    parent: dict[tuple[int, ...], tuple[tuple[int, ...], int] | None] = {start: None}
-    queue: deque[tuple[int, tuple[int, ...]]] = deque([(0, start)])
-    expanded = generated = 0
-    found: tuple[tuple[int, ...], int] | None = None
-    while queue:
-        d, state = queue.popleft()
-        if d > dist[state]:
-            continue            # a stale entry: reached more cheaply since it was queued
-        if found is None and reference.is_goal(task, state):
-            found = (state, d)
-            if stop_at_goal:
-                break
-        expanded += 1
-        for k, nxt, cost in reference.successors(task, state):
-            generated += 1
-            key = reference.canonical(task, nxt)
-            nd = d + cost
-            old = dist.get(key)
-            if old is None or nd < old:
-                dist[key] = nd
-                parent[key] = (state, k)
-                if cost == 0:
-                    queue.appendleft((nd, key))
-                else:
-                    queue.append((nd, key))
-    elapsed = time.perf_counter() - t0
-    plan: list[Any] = []
-    if found is not None:
-        s = found[0]
-        while parent[s] is not None:
-            prev, k = parent[s]  # type: ignore[misc]
-            plan.append(k)
-            s = prev
-        plan.reverse()
-    return BaselineRun("reference", task.name, found[1] if found else None, expanded, generated,
-                       len(dist), elapsed, plan)

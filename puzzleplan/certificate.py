@@ -1,0 +1,117 @@
+"""Writing certificates of an optimum or of unsolvability (checked by ``verify.certificate``).
+
+The set S (every canonical state reachable at cost below the optimum C, each with its
+cost-to-reach g) is collected by a pass of its own over the kernel, a Dijkstra by cost
+buckets that never stores a state at cost C or more; for unsolvability it is every
+reachable state.  It does not reuse the engine's visited table: that way any engine that
+proved an optimum (bfs, ucs, astar, idastar, even sat or fd) gets the same certificate, a
+bfs run with a dominance prune (``Model.aux_bound``), whose table lacks the pruned states,
+does too, and the engines carry no certificate code.  The price is a second enumeration,
+about as long as one bfs run.  The writer's correctness does not matter for soundness: the
+checker recomputes every successor with the reference semantics.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from .lang.errors import EXIT_BAD_OPTION, EXIT_OUTPUT, PuzzleError
+from .solvers.result import Result
+from .solvers.visited import Growable, StateTable
+from .verify import certificate as fmt
+
+CHUNK = 1 << 15
+_INF = np.iinfo(np.int64).max
+
+
+def collect(kernel: Any, bound: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(keys (N, W) uint64 sorted ascending as integers, g (N,) int64): the canonical states
+    reachable at cost < ``bound`` (every reachable state when None) with their least costs."""
+    table = StateTable(kernel.n_words)
+    g = Growable(np.int64, _INF)
+    done = Growable(np.bool_, False)
+    if bound is not None and bound <= 0:
+        return np.zeros((0, kernel.n_words), dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    ids, _ = table.insert(kernel.canon_pack(kernel.init_state()))
+    g.ensure(table.keys.shape[0])
+    done.ensure(table.keys.shape[0])
+    g.a[ids[0]] = 0
+    buckets: dict[int, list[np.ndarray]] = {0: [ids]}
+    while buckets:
+        c = min(buckets)
+        todo = np.unique(np.concatenate(buckets.pop(c)))
+        todo = todo[(g.a[todo] == c) & ~done.a[todo]]
+        for lo in range(0, todo.size, CHUNK):
+            part = todo[lo: lo + CHUNK]
+            done.a[part] = True
+            succ, _, act = kernel.expand(kernel.unpack(table.keys[part]))
+            nc = c + kernel.costs[act]
+            if bound is not None:
+                keep = nc < bound
+                succ, nc = succ[keep], nc[keep]
+            if not nc.size:
+                continue
+            tids, _ = table.insert(kernel.canon_pack(succ))
+            g.ensure(table.keys.shape[0])
+            done.ensure(table.keys.shape[0])
+            before = g.a[tids].copy()
+            np.minimum.at(g.a, tids, nc)
+            better = np.unique(tids[g.a[tids] < before])
+            if better.size:
+                gv = g.a[better]
+                for v in np.unique(gv):
+                    buckets.setdefault(int(v), []).append(better[gv == v])
+    n = table.size
+    keys, gs = table.keys[:n], g.a[:n]
+    order = np.argsort(keys[:, 0], kind="stable") if keys.shape[1] == 1 else np.lexsort(keys.T)
+    return keys[order], gs[order]
+
+
+def write_certificate(loaded: Any, result: Result, path: str, kernel: str = "numpy",
+                      model: str | None = None) -> dict[str, Any]:
+    """Write the certificate of ``result`` (an optimum with its verified plan, or unsolvability).
+
+    ``loaded``: ``api.Loaded``; ``model``: the model name or path as the user gave it (for the
+    header; defaults to the model's NAME).  Returns what was written (states, bytes, seconds)."""
+    task = loaded.task
+    if result.status == "optimal" and result.plan is not None and result.stats.get("verified"):
+        kind, bound = "optimum", int(result.cost)  # type: ignore[arg-type]
+    elif result.status == "unsolvable":
+        kind, bound = "unsolvable", None
+    else:
+        raise PuzzleError(f"no certificate: engine {result.engine} ended with status {result.status}, "
+                          "not a verified optimum or unsolvability", code=EXIT_BAD_OPTION)
+    t0 = time.perf_counter()
+    k = loaded.kernel(kernel)
+    layout = fmt.var_layout(task)
+    kl = k.layout
+    mine = [(int(w), int(s), int(m).bit_length()) for w, s, m in zip(kl.word, kl.shift, kl.mask)]
+    if mine != layout:   # both follow one documented rule; a difference is a bug, not a user error
+        raise AssertionError("kernel key layout differs from the certificate layout")
+    keys, gs = collect(k, bound)
+    header = {
+        "format": fmt.FORMAT, "version": fmt.VERSION, "kind": kind,
+        "model": model or getattr(loaded.model, "NAME", task.name), "instance": loaded.instance,
+        "options": {key: (v if isinstance(v, (int, float, bool)) else str(v))
+                    for key, v in loaded.options.items()},
+        "task": task.name, "fingerprint": fmt.fingerprint(task),
+        "cost": bound,
+        "plan": list(result.plan) if kind == "optimum" else [],
+        "plan_labels": [task.actions[a].label for a in result.plan] if kind == "optimum" else [],
+        "variables": [[v.name, v.lo, v.hi] for v in task.variables],
+        "groups": [[list(o) for o in grp] for grp in task.groups],
+        "layout": {"words": fmt.n_words(layout), "vars": [list(x) for x in layout]},
+        "engine": result.engine, "written_by": f"puzzleplan {__version__}",
+    }
+    data = fmt.encode(header, keys.astype("<u8").ravel().tolist(), gs.tolist())
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise PuzzleError(f"cannot write certificate: {e.strerror}", path, code=EXIT_OUTPUT) from None
+    return {"path": path, "kind": kind, "cost": bound, "states": int(keys.shape[0]), "bytes": len(data),
+            "write_s": round(time.perf_counter() - t0, 3)}

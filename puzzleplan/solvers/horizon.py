@@ -1,0 +1,156 @@
+"""What both symbolic engines (``sat``, ``cpsat``) share around their encodings: options, bounds, proofs.
+
+A symbolic engine refutes horizons; what turns refutations into claims is the same for
+both: the invariants posted from a horizon on (:class:`LazyInvariants`), the longest
+loop-free zero-cost run (:func:`run_bound`, for the horizon that covers every cheaper
+plan), the model's declared variant (:class:`Variant`, a plan-length bound once
+verified) and the value-set state bound (:func:`state_bound`: a loop-free plan is
+shorter).  The engine options they parse the same way live here too.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from ..encodings.invariants import mutex_invariants, relaxed_fixpoint
+from ..encodings.runbound import RunBound, zero_cost_run_bound
+from ..encodings.unrolled import Invariants
+from ..encodings.variant import VariantCheck, check_variant
+from ..lang.errors import OptionError
+from ..lang.ops import evaluate
+from ..lang.variant import variant_of
+from .result import Clock
+
+
+def opt_int(name: str, value: Any, minimum: int = 0) -> int | None:
+    """An integer engine option (``-E`` gives strings); None stays None."""
+    if value is None:
+        return None
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise OptionError(f"engine option {name}: {value!r} is not an integer") from None
+    if n < minimum:
+        raise OptionError(f"engine option {name} must be >= {minimum}")
+    return n
+
+
+def opt_bool(name: str, value: Any) -> bool | None:
+    """A boolean engine option (``-E`` gives strings); None stays None ("automatic")."""
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    if text in ("auto", "none"):
+        return None
+    raise OptionError(f"engine option {name}: {value!r} is not true/false")
+
+
+class LazyInvariants:
+    """Invariant synthesis (:func:`mutex_invariants`) deferred until a horizon of ``EAGER_FROM``.
+
+    The synthesis costs up to seconds on crowded piece puzzles while short horizons are
+    decided in milliseconds without it; invariants only pay off on the long, hard horizons.
+    """
+
+    EAGER_FROM = 10
+
+    def __init__(self, task: Any, clock: Clock, enabled: bool, symmetric: bool):
+        self.task, self.clock, self.enabled, self.symmetric = task, clock, enabled, symmetric
+        self.done = False
+        self.value: Invariants | None = None
+        self.seconds = 0.0
+
+    def get(self) -> Invariants | None:
+        if self.enabled and not self.done:
+            t0 = time.perf_counter()
+            self.value = mutex_invariants(self.task, deadline=self.clock.deadline, symmetric=self.symmetric)
+            self.seconds = time.perf_counter() - t0
+        self.done = True
+        return self.value
+
+    def stats(self) -> dict[str, Any]:
+        return {"invariant_pairs": sum(len(p) for p in self.value.values()) if self.value else 0,
+                "invariants_s": round(self.seconds, 3)}
+
+
+def run_bound(task: Any, inv: LazyInvariants, clock: Clock, seconds: float | None) -> RunBound:
+    """The zero-cost run bound within ``seconds`` (default: 15 s or a quarter of the time left)."""
+    if seconds is None:
+        seconds = 15.0
+        if clock.deadline is not None:
+            seconds = min(seconds, max(clock.deadline - time.perf_counter(), 0.0) / 4)
+    if seconds <= 0:
+        return RunBound(None, 0.0, sum(1 for a in task.actions if a.cost == 0))
+    return zero_cost_run_bound(task, inv.get(), deadline=time.perf_counter() + seconds)
+
+
+class Variant:
+    """The model's declared variant (:mod:`puzzleplan.lang.variant`), checked on first use.
+
+    ``threshold`` (``V(init) - lo``) costs one evaluation and is known at once; the check
+    (:func:`puzzleplan.encodings.variant.check_variant`) runs only when an engine is about to
+    rely on it, i.e. when its horizon reaches the threshold without a plan: a solvable task's
+    plans all fit under a valid threshold, so its runs never pay for the check.  The check
+    first runs without invariants (cheap) and, if that fails, once more with them.
+    """
+
+    def __init__(self, task: Any, inv: LazyInvariants, clock: Clock):
+        spec = variant_of(task.info)
+        self.task, self.inv, self.clock = task, inv, clock
+        self.threshold: int | None = None if spec is None else evaluate(spec.expr, task.init, {}) - spec.lo
+        self.result: VariantCheck | None = None
+
+    def verified(self) -> bool:
+        """True when the declared variant holds (checked once); False when refuted or undecided."""
+        if self.threshold is None:
+            return False
+        if self.result is None:
+            known = self.inv.value if self.inv.done else None
+            self.result = check_variant(self.task, known, deadline=self.clock.deadline)
+            if self.result is not None and self.result.ok is False and self.inv.enabled and not self.inv.done:
+                self.result = check_variant(self.task, self.inv.get(), deadline=self.clock.deadline)
+        return bool(self.result is not None and self.result.ok)
+
+    def note(self) -> str:
+        """Why the variant gave no proof, for a result's message ('' when nothing to say)."""
+        if self.threshold is None:
+            return ""
+        if self.result is None:
+            return (f"; the model's variant bounds plans to {self.threshold} steps (a proof once every "
+                    "horizon up to that is refuted and the variant is verified)")
+        return "; " + self.result.describe()
+
+    def stats(self) -> dict[str, Any]:
+        if self.threshold is None:
+            return {}
+        out: dict[str, Any] = {"variant_threshold": self.threshold}
+        if self.result is not None:
+            out.update(variant_ok=self.result.ok, variant_check_s=round(self.result.seconds, 3))
+        return out
+
+
+def opt_seconds(name: str, value: Any) -> float | None:
+    """A non-negative number of seconds (``-E`` gives strings); None stays None."""
+    if value is None:
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise OptionError(f"engine option {name}: {value!r} is not a number of seconds") from None
+    if not x >= 0:
+        raise OptionError(f"engine option {name} must be >= 0")
+    return x
+
+
+def state_bound(task: Any, symmetric: bool) -> int:
+    """States in the relaxed reachability fixpoint's value sets: a loop-free plan has fewer steps."""
+    return math.prod(len(vals) for vals in relaxed_fixpoint(task, symmetric=symmetric))
+
+
+__all__ = ["LazyInvariants", "Variant", "opt_bool", "opt_int", "opt_seconds", "run_bound", "state_bound"]

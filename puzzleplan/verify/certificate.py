@@ -1,0 +1,586 @@
+"""Checking certificates of optimality and unsolvability with the plain-Python semantics.
+
+An explicit engine's claim "the optimum is C" rests on its kernel having generated every
+successor.  A certificate makes the claim checkable without that kernel.  It holds a set S of
+canonical states, each with a cost-to-reach g(s), and a plan.  The checker accepts when
+
+1. the initial state (canonicalised) is in S with g = 0, and every g in S is in 0..C-1;
+2. S is closed below C: for every s in S and every action a applicable in s (reference
+   semantics), either g(s) + cost(a) >= C, or t = canonical(apply(a, s)) is in S with
+   g(t) <= g(s) + cost(a);
+3. no state of S is a goal;
+4. the plan replays (``reference.check_plan``) to a goal at cost exactly C.
+
+Then, by induction along any plan of cost below C (costs are >= 0, so its prefixes cost below
+C too), the canonical form of every state it passes is in S with g at most the prefix's cost,
+and none is a goal: no plan costs less than C, and the replayed plan costs C.  For
+unsolvability there is no C: every successor of every state of S must be in S.
+
+Canonical forms stand for states up to the task's interchangeable objects (``task.groups``).
+That is sound only when swapping two objects of a group is a symmetry of the task: the
+checker does not take the declared groups on trust but confirms, structurally, that the
+swap maps the action set onto itself (guards, effects and costs, up to the order of
+commutative arguments) and the goal onto itself (``check_symmetry``).
+
+Nothing here imports ``encodings`` or ``solvers`` (tests/test_layers.py holds that), and no
+numpy: keys are read with the standard ``array`` module.  Successors come from
+``reference.successors``, or, by default, from a straight-line Python transcription of the
+same rules (``_Transcription``) that is about ten times faster on big guards; every
+``REFERENCE_EVERY``-th state is also expanded by ``reference.successors`` and the two must
+agree, and ``mode="reference"`` uses the reference interpreter for every state.
+
+The file format is documented in docs/certificates.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+import zlib
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any
+
+from ..ir.task import Task
+from ..lang.errors import EXIT_BAD_INPUT, PuzzleError
+from ..lang.expr import Expr, min_assignment, walk
+from . import reference
+
+MAGIC = b"PUZZLEPLAN-CERTIFICATE\n"
+FORMAT = "puzzleplan-certificate"
+VERSION = 1
+EXIT_CERT_REJECTED = 22          # the certificate was read but does not prove its claim
+REFERENCE_EVERY = 64             # fast mode: every 64th state is also expanded by the reference
+
+
+class CertificateFormatError(PuzzleError):
+    """The file is not a readable certificate (exit 30, like any malformed input file)."""
+
+    code = EXIT_BAD_INPUT
+
+
+class CertificateRejected(PuzzleError):
+    """The certificate was read but does not prove what it claims (exit 22)."""
+
+    code = EXIT_CERT_REJECTED
+
+
+# ----------------------------------------------------------------------------- layout and keys
+def var_layout(task: Task) -> list[tuple[int, int, int]]:
+    """(word, shift, width) per variable: ``bit_length(hi - lo)`` bits, never straddling a 64-bit word.
+
+    The same rule as the engines' packed keys, restated here so the checker reads keys without
+    them; a certificate carries its layout and the checker compares it with this one.
+    """
+    out = []
+    w = s = 0
+    for v in task.variables:
+        width = max(1, (v.hi - v.lo).bit_length())
+        if width > 64:
+            raise CertificateFormatError(f"variable {v.name}: domain too large to pack")
+        if s + width > 64:
+            w, s = w + 1, 0
+        out.append((w, s, width))
+        s += width
+    return out
+
+
+def n_words(layout: Sequence[tuple[int, int, int]]) -> int:
+    return (max(w for w, _, _ in layout) + 1) if layout else 1
+
+
+def fingerprint(task: Task) -> str:
+    """sha256 of the task's JSON form: the certificate names the grounded task it was written for."""
+    return "sha256:" + hashlib.sha256(task.to_json().encode("utf-8")).hexdigest()
+
+
+# ----------------------------------------------------------------------------- the file
+@dataclass
+class Certificate:
+    header: dict[str, Any]
+    keys: list[int]          # packed canonical states as Python ints (word j at bit 64*j), ascending
+    g: list[int]             # cost-to-reach per key
+    path: str = ""
+
+
+def _g_bytes(max_g: int) -> int:
+    for b in (1, 2, 4):
+        if max_g < 1 << (8 * b):
+            return b
+    return 8
+
+
+_TYPECODE = {1: "B", 2: "H", 4: "I", 8: "Q"}
+
+
+def _to_le(a: array) -> bytes:
+    if sys.byteorder == "big":
+        a = array(a.typecode, a)
+        a.byteswap()
+    return a.tobytes()
+
+
+def _from_le(code: str, data: bytes) -> array:
+    a = array(code)
+    if len(data) % a.itemsize:
+        raise ValueError("section size is not a multiple of its item size")
+    a.frombytes(data)
+    if sys.byteorder == "big":
+        a.byteswap()
+    return a
+
+
+def encode(header: dict[str, Any], words: Sequence[int], g: Sequence[int]) -> bytes:
+    """The certificate file: magic line, one JSON header line, then two zlib sections.
+
+    ``words``: the sorted keys as a flat row-major sequence of 64-bit words (``n_words`` per
+    state); with one word per state they are stored as differences (the first key, then
+    each key minus the one before), which compresses the sorted keys several times better.
+    """
+    W = int(header["layout"]["words"])
+    n = len(g)
+    wa = array("Q", words)
+    if len(wa) != n * W:
+        raise ValueError("keys and g values differ in number")
+    encoding = "delta" if W == 1 else "raw"
+    if encoding == "delta" and n:
+        d = array("Q", [wa[0]])
+        d.extend(b - a for a, b in zip(wa, wa[1:]))
+        wa = d
+    gb = _g_bytes(max(g, default=0))
+    kz = zlib.compress(_to_le(wa), 6)
+    gz = zlib.compress(_to_le(array(_TYPECODE[gb], g)), 6)
+    head = dict(header)
+    head.update(states=n, keys={"encoding": encoding, "zlib_bytes": len(kz)},
+                g={"bytes": gb, "zlib_bytes": len(gz)})
+    line = json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return MAGIC + line + b"\n" + kz + gz
+
+
+def read(path: str) -> Certificate:
+    """Parse a certificate file; a file that is not one raises ``CertificateFormatError`` (exit 30)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise CertificateFormatError(f"cannot read certificate: {e.strerror}", path) from None
+    if not data.startswith(MAGIC):
+        raise CertificateFormatError("not a puzzleplan certificate (bad first line)", path, 1)
+    end = data.find(b"\n", len(MAGIC))
+    if end < 0:
+        raise CertificateFormatError("certificate header line is not terminated", path, 2)
+    try:
+        head = json.loads(data[len(MAGIC): end].decode("utf-8"))
+        if head.get("format") != FORMAT:
+            raise ValueError("format")
+        if head.get("version") != VERSION:
+            raise CertificateFormatError(f"certificate format version {head.get('version')!r}; "
+                                         f"this puzzleplan reads version {VERSION}", path, 2)
+        n = int(head["states"])
+        W = int(head["layout"]["words"])
+        kz, gz = int(head["keys"]["zlib_bytes"]), int(head["g"]["zlib_bytes"])
+        gb = int(head["g"]["bytes"])
+        encoding = head["keys"]["encoding"]
+        if gb not in _TYPECODE or encoding not in ("delta", "raw") or n < 0 or W < 1 \
+                or (encoding == "delta" and W != 1) or head.get("kind") not in ("optimum", "unsolvable"):
+            raise ValueError("header")
+    except CertificateFormatError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        raise CertificateFormatError("malformed certificate header", path, 2) from None
+    body = data[end + 1:]
+    if len(body) != kz + gz:
+        raise CertificateFormatError(f"certificate body holds {len(body)} bytes, the header says {kz + gz}",
+                                     path)
+    try:
+        wa = _from_le("Q", zlib.decompress(body[:kz]))
+        ga = _from_le(_TYPECODE[gb], zlib.decompress(body[kz:]))
+    except (zlib.error, ValueError) as e:
+        raise CertificateFormatError(f"corrupt certificate body: {e}", path) from None
+    if len(wa) != n * W or len(ga) != n:
+        raise CertificateFormatError(f"certificate body holds {len(wa) // W} keys and {len(ga)} g values, "
+                                     f"the header says {n}", path)
+    if encoding == "delta":
+        keys = [k & 0xFFFFFFFFFFFFFFFF for k in accumulate(wa)]
+    elif W == 1:
+        keys = wa.tolist()
+    else:
+        flat = wa.tolist()
+        keys = [sum(flat[i + j] << (64 * j) for j in range(W)) for i in range(0, len(flat), W)]
+    return Certificate(head, keys, ga.tolist(), path)
+
+
+# ----------------------------------------------------------------------------- symmetry
+COMMUTATIVE = frozenset({"and", "or", "add", "mul", "min", "max", "eq", "ne"})
+
+
+class _Shapes:
+    """Structural numbers of expressions: equal number = equal tree up to commutative argument order.
+
+    Hash-consing of its own (not the language's interning), so a renamed copy of a guard gets
+    the number of an existing guard exactly when the two trees agree."""
+
+    def __init__(self) -> None:
+        self.table: dict[tuple, int] = {}
+
+    def numbers(self, roots: Sequence[Expr], perm: dict[int, int]) -> dict[int, int]:
+        """id(node) -> structural number of the node with variables renamed by ``perm``."""
+        memo: dict[int, int] = {}
+        for n in walk(roots):
+            if n.op == "var":
+                key: tuple = ("var", (), perm.get(n.val, n.val), n.kind)  # type: ignore[call-overload]
+            else:
+                kids = [memo[id(a)] for a in n.args]
+                if n.op in COMMUTATIVE:
+                    kids.sort()
+                key = (n.op, tuple(kids), n.val, n.kind)
+            memo[id(n)] = self.table.setdefault(key, len(self.table))
+        return memo
+
+
+def _action_shape(a: Any, num: dict[int, int], perm: dict[int, int]) -> tuple:
+    effects = sorted(((perm.get(e.var, e.var), num[id(e.value)], -1 if e.cond is None else num[id(e.cond)])
+                      for e in a.effects), key=lambda t: t[0])   # stable: later writes still win
+    return (num[id(a.guard)], tuple(effects), a.cost)
+
+
+def check_symmetry(task: Task) -> str:
+    """'' when every declared group is a symmetry of the task, else why not.
+
+    Swapping objects 0 and j of a group (j = 1..n-1) generates every permutation of the group;
+    each swap must map every action to an action of the task and the goal to the goal."""
+    if not task.groups:
+        return ""
+    roots: list[Expr] = [task.goal]
+    for a in task.actions:
+        roots.append(a.guard)
+        roots.extend(e.value for e in a.effects)
+        roots.extend(e.cond for e in a.effects if e.cond is not None)
+    shapes = _Shapes()
+    base = shapes.numbers(roots, {})
+    actions = {_action_shape(a, base, {}) for a in task.actions}
+    used: set[int] = set()
+    for gi, group in enumerate(task.groups):
+        arity = len(group[0])
+        for obj in group:
+            if len(obj) != arity:
+                return f"group {gi + 1}: objects differ in arity"
+            for k, v in enumerate(obj):
+                if v in used or not 0 <= v < task.n_vars:
+                    return f"group {gi + 1}: variable {v} is in two objects or does not exist"
+                used.add(v)
+                ref = task.variables[group[0][k]]
+                if (task.variables[v].lo, task.variables[v].hi) != (ref.lo, ref.hi):
+                    return f"group {gi + 1}: objects have different domains"
+        for j in range(1, len(group)):
+            perm = {}
+            for x, y in zip(group[0], group[j]):
+                perm[x], perm[y] = y, x
+            num = shapes.numbers(roots, perm)
+            names = f"{task.variables[group[0][0]].name} <-> {task.variables[group[j][0]].name}"
+            if num[id(task.goal)] != base[id(task.goal)]:
+                return f"group {gi + 1}: swapping {names} changes the goal"
+            for a in task.actions:
+                if _action_shape(a, num, perm) not in actions:
+                    return f"group {gi + 1}: swapping {names} maps action {a.label} to no action of the task"
+    return ""
+
+
+# ----------------------------------------------------------------------------- successors
+class _Transcription:
+    """The reference rules for one task written out as straight-line Python (one function).
+
+    Every node the goal or a guard reads is computed once per state, in topological order,
+    with the same Python operation ``reference.evaluate`` applies (booleans as Python bools,
+    which compare and index like the reference's 0/1); an action's effect values are
+    computed inside its ``if guard:``.  Unlike the reference it evaluates both arms of an
+    ``ite`` and every item of an ``element``: any exception is answered by redoing that state
+    with ``reference.successors``.
+    """
+
+    OPS = {"add": " + ", "sub": " - ", "mul": " * ", "floordiv": " // ", "mod": " % ",
+           "eq": " == ", "ne": " != ", "lt": " < ", "le": " <= ", "gt": " > ", "ge": " >= "}
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.consts: dict[str, Any] = {"_ma": min_assignment}
+        guard_roots = [task.goal] + [a.guard for a in task.actions]
+        self.names: dict[int, str] = {}
+        self.items: dict[tuple[int, ...], str] = {}
+        lines = ["def _succ(s, room):"]
+        lines.append("    " + "".join(f"x{i}, " for i in range(task.n_vars)) + "= s")
+        body: list[str] = []
+        for n in walk(guard_roots):
+            body.extend(self._emit(n, self.names, self.items))
+        lines.extend("    " + ln for ln in body)
+        lines.append(f"    if {self.names[id(task.goal)]}:\n        return None")
+        lines.append("    out = []")
+        for k, a in enumerate(task.actions):
+            lines.append(f"    if {a.cost} < room and {self.names[id(a.guard)]}:")
+            local, items = dict(self.names), dict(self.items)
+            eroots = [e.value for e in a.effects] + [e.cond for e in a.effects if e.cond is not None]
+            for n in walk(eroots):
+                if id(n) not in local:
+                    lines.extend("        " + ln for ln in self._emit(n, local, items, f"a{k}_"))
+            lines.append("        t = list(s)")
+            for e in a.effects:
+                info = task.variables[e.var]
+                set_ = f"t[{e.var}] = {local[id(e.value)]}"
+                if e.cond is None:
+                    lines.append(f"        {set_}")
+                else:
+                    lines.append(f"        if {local[id(e.cond)]}:\n            {set_}")
+                lines.append(f"        if not {info.lo} <= t[{e.var}] <= {info.hi}:\n            _bad({k})")
+            lines.append(f"        out.append(({k}, t))")
+        lines.append("    return out")
+        self.source = "\n".join(lines)
+
+        def bad(k: int) -> None:
+            raise reference.DomainViolation(f"action {task.actions[k].label} leaves a variable's domain")
+
+        self.consts["_bad"] = bad
+        ns = dict(self.consts)
+        exec(compile(self.source, f"<certificate transcription of {task.name}>", "exec"), ns)
+        self.fn: Callable[[Sequence[int], float], list[tuple[int, list[int]]] | None] = ns["_succ"]
+
+    def _emit(self, n: Expr, names: dict[int, str], items: dict[tuple[int, ...], str],
+              prefix: str = "") -> list[str]:
+        name = f"{prefix}n{len(names)}"
+        op = n.op
+        a = [names[id(x)] for x in n.args]
+        pre: list[str] = []
+        if op == "const":
+            names[id(n)] = repr(int(n.val))  # type: ignore[call-overload]
+            return []
+        if op == "var":
+            names[id(n)] = f"x{n.val}"
+            return []
+        if op in ("and", "or"):
+            r = "(" + f" {op} ".join(a) + ")" if a else ("True" if op == "and" else "False")
+        elif op == "not":
+            r = f"(not {a[0]})"
+        elif op in ("ite_int", "ite_bool"):
+            r = f"({a[1]} if {a[0]} else {a[2]})"
+        elif op == "table":
+            t = f"T{len(self.consts)}"
+            self.consts[t] = tuple(n.val)  # type: ignore[arg-type]
+            r = f"({t}[{a[0]}] if 0 <= {a[0]} < {len(n.val)} else {a[1]})"  # type: ignore[arg-type]
+        elif op == "element":
+            key = tuple(id(x) for x in n.args[2:])
+            tup = items.get(key)
+            if tup is None:
+                tup = items[key] = f"{prefix}E{len(items)}"
+                pre.append(f"{tup} = ({', '.join(a[2:])}{',' if len(a) == 3 else ''})")
+            r = f"({tup}[{a[0]}] if 0 <= {a[0]} < {len(a) - 2} else {a[1]})"
+        elif op == "assign":
+            r = f"_ma([{', '.join(a)}], {int(n.val)})"  # type: ignore[call-overload]
+        elif op in self.OPS:
+            r = "(" + self.OPS[op].join(a) + ")"
+        elif op == "abs":
+            r = f"abs({a[0]})"
+        elif op in ("min", "max"):
+            r = f"{op}({', '.join(a)})" if len(a) > 1 else a[0]
+        elif op == "toint":
+            r = f"int({a[0]})"
+        else:
+            raise NotImplementedError(op)
+        names[id(n)] = name
+        return pre + [f"{name} = {r}"]
+
+
+def _reference_successors(task: Task, s: Sequence[int], room: float) -> list[tuple[int, list[int]]] | None:
+    """The same answer as ``_Transcription.fn`` from ``reference``: None when s is a goal."""
+    if reference.is_goal(task, s):
+        return None
+    memo: dict[int, int] = {}
+    out = []
+    for k, a in enumerate(task.actions):
+        if a.cost < room and reference.applicable(a, s, memo):
+            out.append((k, reference.apply(task, a, s)))
+    return out
+
+
+# ----------------------------------------------------------------------------- canonical keys
+def _key_function(task: Task, layout: Sequence[tuple[int, int, int]]) -> Callable[[Sequence[int]], int]:
+    """canonical form + packing as one generated function: sort each group's object tuples,
+    then place each variable's ``value - lo`` at bit ``64*word + shift``."""
+    lines = ["def _key(t):"]
+    for gi, group in enumerate(task.groups):
+        if len(group[0]) == 1:
+            lines.append(f"    g{gi} = sorted(({', '.join(f't[{o[0]}]' for o in group)},))")
+        else:
+            objs = ", ".join("(" + ", ".join(f"t[{i}]" for i in o) + ",)" for o in group)
+            lines.append(f"    g{gi} = sorted(({objs},))")
+    src: dict[int, str] = {i: f"t[{i}]" for i in range(task.n_vars)}
+    for gi, group in enumerate(task.groups):
+        for oi, obj in enumerate(group):
+            for pos, v in enumerate(obj):
+                src[v] = f"g{gi}[{oi}]" if len(obj) == 1 else f"g{gi}[{oi}][{pos}]"
+    terms = []
+    for i, (w, s, _) in enumerate(layout):
+        lo = task.variables[i].lo
+        val = src[i] if lo == 0 else f"({src[i]} - {lo})"
+        off = 64 * w + s
+        terms.append(f"({val} << {off})" if off else val)
+    lines.append("    return " + (" | ".join(terms) or "0"))
+    ns: dict[str, Any] = {}
+    exec(compile("\n".join(lines), "<certificate key>", "exec"), ns)
+    return ns["_key"]
+
+
+def _unpack_function(task: Task, layout: Sequence[tuple[int, int, int]]) -> Callable[[int], tuple[int, ...]]:
+    parts = []
+    for i, (w, s, width) in enumerate(layout):
+        lo = task.variables[i].lo
+        parts.append(f"((k >> {64 * w + s}) & {(1 << width) - 1}){f' + {lo}' if lo else ''}")
+    ns: dict[str, Any] = {}
+    exec(compile(f"def _unpack(k):\n    return ({', '.join(parts)},)", "<certificate unpack>", "exec"), ns)
+    return ns["_unpack"]
+
+
+# ----------------------------------------------------------------------------- the check
+@dataclass
+class CheckReport:
+    kind: str
+    cost: int | None
+    states: int
+    transitions: int = 0
+    seconds: float = 0.0
+    mode: str = "fast"
+    reference_states: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"valid": True, "kind": self.kind, "cost": self.cost, "states": self.states,
+                "transitions": self.transitions, "check_s": round(self.seconds, 3), "mode": self.mode,
+                "reference_states": self.reference_states,
+                "timings": {k: round(v, 3) for k, v in self.timings.items()}}
+
+
+def check(task: Task, cert: Certificate, mode: str = "fast") -> CheckReport:
+    """Accept ``cert`` for ``task`` or raise ``CertificateRejected`` saying which condition fails.
+
+    ``mode``: "fast" (the transcription, cross-checked on every ``REFERENCE_EVERY``-th state)
+    or "reference" (``reference`` for every state)."""
+    t0 = time.perf_counter()
+    head = cert.header
+    where = cert.path or None
+
+    def reject(msg: str) -> CertificateRejected:
+        return CertificateRejected(f"certificate rejected: {msg}", where)
+
+    fp = fingerprint(task)
+    if head.get("fingerprint") != fp:
+        opts = ",".join(f"{k}={v}" for k, v in (head.get("options") or {}).items())
+        raise reject(f"it was written for another task ({head.get('model')} {head.get('instance')}"
+                     f"{' -O ' + opts if opts else ''}): fingerprints differ")
+    layout = var_layout(task)
+    if [list(x) for x in layout] != head["layout"].get("vars") or head["layout"]["words"] != n_words(layout):
+        raise reject("its key layout is not this task's")
+    if any(not isinstance(a.cost, int) or a.cost < 0 for a in task.actions):
+        raise reject("an action costs less than 0: a cost bound proves nothing then")
+    why = check_symmetry(task)
+    if why:
+        raise reject(f"the declared interchangeable objects are not a symmetry of the task: {why}")
+    t_sym = time.perf_counter()
+
+    kind = head["kind"]
+    C: int | None = head.get("cost") if kind == "optimum" else None
+    if kind == "optimum" and (not isinstance(C, int) or C < 0):
+        raise reject(f"optimum {C!r} is not a non-negative integer")
+    room_all = float("inf") if C is None else C
+    keys, gs = cert.keys, cert.g
+    if any(b <= a for a, b in zip(keys, keys[1:])):
+        raise reject("its keys are not strictly ascending (a state is listed twice or out of order)")
+    table = dict(zip(keys, gs))
+    key_of = _key_function(task, layout)
+    unpack = _unpack_function(task, layout)
+    # the plan first: cheap, and an optimum certificate without a replayable plan proves nothing
+    plan = head.get("plan") or []
+    if kind == "optimum":
+        if not all(isinstance(k, int) for k in plan):
+            raise reject("the plan is not a list of action indices")
+        chk = reference.check_plan(task, plan)
+        if not chk.ok:
+            raise reject(f"the plan does not replay: {chk.message}")
+        if chk.cost != C:
+            raise reject(f"the plan costs {chk.cost}, the certificate claims {C}")
+        labels = head.get("plan_labels")
+        if labels is not None and labels != [task.actions[k].label for k in plan]:
+            raise reject("the plan's labels do not match its actions")
+    elif plan:
+        raise reject("an unsolvability certificate carries a plan")
+    init_key = key_of(task.init)
+    if C == 0:
+        if keys:
+            raise reject("optimum 0 needs no states, yet the certificate lists some")
+    elif table.get(init_key) != 0:
+        raise reject("the initial state is not in S with g = 0"
+                     + ("" if init_key not in table else f" (its g is {table[init_key]})"))
+    t_load = time.perf_counter()
+
+    lo_hi = [(v.lo, v.hi) for v in task.variables]
+    costs = [a.cost for a in task.actions]
+    fast = None
+    if mode == "fast":
+        try:
+            fast = _Transcription(task).fn
+        except (NotImplementedError, RecursionError, MemoryError, SyntaxError):
+            fast = None
+    used_mode = "fast" if fast is not None else "reference"
+    edges = 0
+    n_ref = 0
+    for i, (k, g) in enumerate(zip(keys, gs)):
+        s = unpack(k)
+        if any(not lo <= x <= hi for x, (lo, hi) in zip(s, lo_hi)):
+            raise reject(f"state #{i} lies outside the variables' domains")
+        if key_of(s) != k:
+            raise reject(f"state #{i} is not in canonical form")
+        if C is not None and not 0 <= g < C:
+            raise reject(f"state #{i} has g = {g}, outside 0..{C - 1}")
+        room = room_all - g
+        try:
+            if fast is None:
+                succ = _reference_successors(task, s, room)
+            else:
+                try:
+                    succ = fast(s, room)
+                except reference.DomainViolation:
+                    raise
+                except Exception:
+                    succ = _reference_successors(task, s, room)
+                if i % REFERENCE_EVERY == 0:
+                    n_ref += 1
+                    ref = _reference_successors(task, s, room)
+                    if ref != succ:
+                        raise reject(f"state #{i}: the fast successor function disagrees with the reference "
+                                     "(a bug in the checker; rerun with --reference)")
+        except reference.DomainViolation as e:
+            raise reject(f"state #{i}: {e}") from None
+        if succ is None:
+            raise reject(f"state #{i} ({_show(task, s)}) is a goal state, at g = {g}")
+        for a, t in succ:
+            edges += 1
+            tk = key_of(t)
+            gt = table.get(tk)
+            c = g + costs[a]
+            if gt is None or gt > c:
+                what = "is missing from S" if gt is None else f"has g = {gt}, more than {g} + {costs[a]}"
+                raise reject(f"state #{i} ({_show(task, s)}): the successor by "
+                             f"{task.actions[a].label} at cost {c} {what}")
+    t_end = time.perf_counter()
+    return CheckReport(kind, C, len(keys), edges, t_end - t0, used_mode, n_ref,
+                       {"symmetry_s": t_sym - t0, "load_s": t_load - t_sym, "closure_s": t_end - t_load})
+
+
+def _show(task: Task, s: Sequence[int]) -> str:
+    text = " ".join(f"{n}={v}" for n, v in zip(task.names, s))
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def check_file(task: Task, path: str, mode: str = "fast") -> CheckReport:
+    return check(task, read(path), mode)

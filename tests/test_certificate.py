@@ -1,0 +1,306 @@
+"""Certificates of optimality and unsolvability (puzzleplan/certificate.py writes them,
+puzzleplan/verify/certificate.py checks them with the reference semantics only).
+
+Valid certificates are accepted; each kind of corruption is rejected with the condition it
+breaks: a state removed, a g value raised or lowered, a goal state listed, the plan altered,
+a non-canonical or duplicated state, another task's certificate, a false symmetry claim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+
+import pytest
+from helpers import ROOT, reference_optimum, run_cli, sample_states, write_klotski, write_sliding
+
+from puzzleplan import api
+from puzzleplan.certificate import collect, write_certificate
+from puzzleplan.solvers import Limits
+from puzzleplan.verify import certificate as cert
+from puzzleplan.verify import reference as ref
+
+MODELS_DIR = ROOT / "tests" / "models"
+KLOTSKI_ROWS = ["AAB.", "AAC.", "DEFF", "G..H"]   # 4x4, six interchangeable 1x1 pieces
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cert")
+    return {
+        # an optimum of 14 moves, a few thousand states below it
+        "sliding": write_sliding(d / "eight.txt", [8, 1, 3, 4, 0, 2, 7, 6, 5], 3),
+        "swapped": write_sliding(d / "two.txt", [1, 2, 3, 0], 2, goal=[2, 1, 3, 0]),   # odd parity
+        "klotski": write_klotski(d / "k.txt", KLOTSKI_ROWS, size=(4, 4)),
+        "jugs": _jugs(d, 4, 9, 6),
+        "jugs_none": _jugs(d, 2, 6, 5),
+    }
+
+
+def _jugs(d, a: int, b: int, t: int):
+    f = d / f"jugs{a}{b}{t}.txt"
+    f.write_text(f"a: {a}\nb: {b}\ntarget: {t}\n", encoding="utf-8")
+    return f
+
+
+def _make(loaded, engine: str = "bfs", path=None, tmp=None):
+    result = api.solve(loaded, engine, Limits(), kernel="numpy")
+    path = path or (tmp / f"{engine}.cert")
+    info = write_certificate(loaded, result, str(path), kernel="numpy")
+    return result, info, cert.read(str(path))
+
+
+def _rejects(task, c: cert.Certificate, words: str) -> str:
+    with pytest.raises(cert.CertificateRejected) as e:
+        cert.check(task, c)
+    assert words in str(e.value), str(e.value)
+    assert e.value.code == cert.EXIT_CERT_REJECTED == 22
+    return str(e.value)
+
+
+def _without(c: cert.Certificate, i: int) -> cert.Certificate:
+    return dataclasses.replace(c, keys=c.keys[:i] + c.keys[i + 1:], g=c.g[:i] + c.g[i + 1:])
+
+
+def _with_g(c: cert.Certificate, i: int, g: int) -> cert.Certificate:
+    gs = list(c.g)
+    gs[i] = g
+    return dataclasses.replace(c, g=gs)
+
+
+def _plan_states(task, plan):
+    """Keys of the canonical states a plan passes, in order (the initial state first)."""
+    key = cert._key_function(task, cert.var_layout(task))
+    s = list(task.init)
+    out = [key(s)]
+    for k in plan:
+        s = ref.apply(task, task.actions[k], s)
+        out.append(key(s))
+    return out
+
+
+# ----------------------------------------------------------------------------- accepted
+@pytest.mark.parametrize("name,options,engine,optimum", [
+    ("sliding", [], "bfs", None),
+    ("sliding", [], "astar", None),
+    ("klotski", [], "bfs", 9),                  # 0/1 costs (moves metric): the 0-1 BFS case
+    ("klotski", ["metric=steps"], "ucs", 17),
+])
+def test_valid_certificates_are_accepted(files, tmp_path, name, options, engine, optimum):
+    loaded = api.load_task(name, str(files[name]), options)
+    result, info, c = _make(loaded, engine, tmp=tmp_path)
+    assert result.status == "optimal" and info["kind"] == "optimum"
+    # the plain-Python search of the helpers takes 20 s on the klotski layout: its optima are pinned
+    expected = reference_optimum(loaded.task) if optimum is None else optimum
+    assert expected == result.cost == c.header["cost"] == info["cost"]
+    rep = cert.check(loaded.task, c)
+    assert (rep.kind, rep.cost, rep.states) == ("optimum", result.cost, info["states"])
+    assert rep.transitions > rep.states > 10 and rep.reference_states >= 1
+    assert all(0 <= g < result.cost for g in c.g)
+    if name == "klotski":
+        assert loaded.task.groups and rep.mode == "fast"
+
+
+def test_general_costs_and_reference_mode(files, tmp_path):
+    loaded = api.load_task(str(MODELS_DIR / "jugs.py"), str(files["jugs"]), ["cost=litres"])
+    assert loaded.task.cost_kind == "general"
+    result, _, c = _make(loaded, "ucs", tmp=tmp_path)
+    assert result.cost == reference_optimum(loaded.task)
+    assert cert.check(loaded.task, c, mode="reference").mode == "reference"
+    # a g value one too high on a state whose cheapest parent is the initial state
+    key = cert._key_function(loaded.task, cert.var_layout(loaded.task))
+    first = next(t for k, t, cost in ref.successors(loaded.task, loaded.task.init) if 0 < cost < result.cost)
+    i = c.keys.index(key(first))
+    _rejects(loaded.task, _with_g(c, i, c.g[i] + 1), "more than")
+
+
+def test_unsolvable_certificates(files, tmp_path):
+    for loaded, engine in ((api.load_task("sliding", str(files["swapped"])), "bfs"),
+                           (api.load_task(str(MODELS_DIR / "jugs.py"), str(files["jugs_none"]),
+                                          ["cost=litres"]), "ucs")):
+        result, info, c = _make(loaded, engine, tmp=tmp_path)
+        assert result.status == "unsolvable" and c.header["kind"] == "unsolvable"
+        rep = cert.check(loaded.task, c)
+        assert rep.kind == "unsolvable" and rep.cost is None and rep.states == info["states"] > 1
+        # every reachable state is needed: removing any one leaves a successor (or the start) missing
+        for i in range(len(c.keys)):
+            _rejects(loaded.task, _without(c, i), "initial state is not in S" if c.g[i] == 0 and i ==
+                     c.g.index(0) and c.g.count(0) == 1 else "is missing from S")
+
+
+# ----------------------------------------------------------------------------- rejected
+@pytest.fixture(scope="module")
+def sliding_cert(files, tmp_path_factory):
+    loaded = api.load_task("sliding", str(files["sliding"]))
+    result, _, c = _make(loaded, tmp=tmp_path_factory.mktemp("sl"))
+    return loaded, result, c
+
+
+def test_a_removed_state_is_rejected(sliding_cert):
+    loaded, result, c = sliding_cert
+    task = loaded.task
+    states = _plan_states(task, result.plan)
+    # a state on the optimal plan, deepest in S: it is the successor of the plan's previous state
+    i = c.keys.index(states[-2])
+    assert c.g[i] == result.cost - 1
+    _rejects(task, _without(c, i), "is missing from S")
+    # the initial state
+    _rejects(task, _without(c, c.keys.index(states[0])), "initial state is not in S")
+    # every state of S is someone's successor below C (or the initial state): any removal is caught
+    rng = random.Random(3)
+    for i in rng.sample(range(len(c.keys)), 20):
+        _rejects(task, _without(c, i), "")
+
+
+def test_wrong_g_values_are_rejected(sliding_cert):
+    loaded, result, c = sliding_cert
+    task, C = loaded.task, result.cost
+    states = _plan_states(task, result.plan)
+    # raised: the plan's second state is a successor of the initial state at cost 1
+    i = c.keys.index(states[1])
+    assert c.g[i] == 1
+    _rejects(task, _with_g(c, i, 2), "has g = 2, more than 0 + 1")
+    # lowered: the plan's last state before the goal, claimed one cheaper, must then list the goal
+    i = c.keys.index(states[-2])
+    _rejects(task, _with_g(c, i, C - 2), "is missing from S")
+    # out of range
+    _rejects(task, _with_g(c, i, C), f"outside 0..{C - 1}")
+    _rejects(task, _with_g(c, c.keys.index(states[0]), 1), "initial state is not in S with g = 0")
+
+
+def test_altered_plans_and_claims_are_rejected(sliding_cert):
+    loaded, result, c = sliding_cert
+    task, plan = loaded.task, result.plan
+
+    def head(**kw):
+        return dataclasses.replace(c, header={**c.header, **kw})
+
+    _rejects(task, head(plan=plan[:-1], plan_labels=None), "does not reach the goal")
+    other = next(k for k in range(len(task.actions)) if k != plan[0])
+    _rejects(task, head(plan=[other] + plan[1:], plan_labels=None), "does not replay")
+    _rejects(task, head(plan_labels=list(reversed(c.header["plan_labels"]))), "labels")
+    _rejects(task, head(cost=result.cost + 1), "the plan costs")
+    _rejects(task, head(cost=result.cost - 1), "the plan costs")
+    _rejects(task, head(plan=["x"]), "not a list of action indices")
+
+
+def test_a_goal_state_in_s_is_rejected(sliding_cert, tmp_path):
+    """A certificate for a cost two above the optimum (plan: one move there and back first)."""
+    loaded, result, c = sliding_cert
+    task = loaded.task
+    s0 = task.init
+    k, back = next((a, b) for a, t, _ in ref.successors(task, s0)
+                   for b, u, _ in ref.successors(task, t) if u == list(s0))
+    keys, gs = collect(loaded.kernel("numpy"), result.cost + 2)
+    words = keys.astype("<u8").ravel().tolist()
+    bad = cert.Certificate({**c.header, "cost": result.cost + 2, "plan": [k, back] + result.plan,
+                            "plan_labels": None}, [int(x) for x in words], gs.tolist())
+    _rejects(task, bad, "is a goal state")
+
+
+def test_format_level_corruptions(sliding_cert, files):
+    loaded, result, c = sliding_cert
+    task = loaded.task
+    swapped = dataclasses.replace(c, keys=[c.keys[1], c.keys[0]] + c.keys[2:], g=[c.g[1], c.g[0]] + c.g[2:])
+    _rejects(task, swapped, "strictly ascending")
+    twice = dataclasses.replace(c, keys=c.keys + [c.keys[-1]], g=c.g + [c.g[-1]])
+    _rejects(task, twice, "strictly ascending")
+    _rejects(task, dataclasses.replace(c, header={**c.header, "fingerprint": "sha256:0"}), "another task")
+    # the same certificate against another instance
+    other = api.load_task("sliding", f"{ROOT}/instances/sliding/eight.txt#eight-easy")
+    _rejects(other.task, c, "another task")
+
+
+def test_non_canonical_states_are_rejected(files, tmp_path):
+    loaded = api.load_task("klotski", str(files["klotski"]), ["metric=steps"])
+    task = loaded.task
+    _, _, c = _make(loaded, tmp=tmp_path)
+    layout = cert.var_layout(task)
+    unpack = cert._unpack_function(task, layout)
+    group = [o[0] for o in task.groups[0]]
+    i = next(i for i, k in enumerate(c.keys) if len({unpack(k)[v] for v in group}) == len(group))
+    s = list(unpack(c.keys[i]))
+    s[group[0]], s[group[1]] = s[group[1]], s[group[0]]       # the same board, objects not sorted
+    k = sum((x - v.lo) << (64 * w + sh) for x, v, (w, sh, _) in zip(s, task.variables, layout))
+    keys = sorted(c.keys[:i] + c.keys[i + 1:] + [k])
+    g = {**dict(zip(c.keys, c.g)), k: c.g[i]}
+    _rejects(task, dataclasses.replace(c, keys=keys, g=[g[x] for x in keys]), "not in canonical form")
+
+
+def test_symmetry_claims_are_checked(files):
+    klotski = api.load_task("klotski", str(files["klotski"])).task
+    assert cert.check_symmetry(klotski) == ""
+    # piece A (2x2) is not interchangeable with a 1x1 piece, though their domains are equal
+    fake = dataclasses.replace(klotski, groups=[[(0,), (2,)]])
+    assert "changes the goal" in cert.check_symmetry(fake)
+    fake = dataclasses.replace(klotski, groups=[[(2,), (3,)], [(1,), (4,)]])   # 1x2 vs 1x1: moves differ
+    assert "maps action" in cert.check_symmetry(fake)
+    sliding = api.load_task("sliding", str(files["sliding"])).task
+    why = cert.check_symmetry(dataclasses.replace(sliding, groups=[[(1,), (2,)]]))
+    assert "swapping t[1] <-> t[2] changes the goal" in why
+
+
+def test_transcription_agrees_with_the_reference(files):
+    for name, options in (("klotski", []), ("sliding", []), (str(MODELS_DIR / "jugs.py"), ["cost=litres"])):
+        inst = files["jugs"] if name.endswith("jugs.py") else files[name]
+        task = api.load_task(name, str(inst), options).task
+        fast = cert._Transcription(task).fn
+        for s in sample_states(task, seed=5):
+            for room in (1, 2, float("inf")):
+                assert fast(s, room) == cert._reference_successors(task, s, room), (name, s, room)
+
+
+# ----------------------------------------------------------------------------- files and command line
+def test_cli_solve_writes_and_check_certificate_accepts(files, tmp_path, capsys):
+    path = tmp_path / "k.cert"
+    code, out, _ = run_cli(["solve", "klotski", files["klotski"], "--kernel", "numpy", "-q",
+                            "--certificate", path], capsys)
+    assert code == 0 and "certificate: " in out and path.stat().st_size > 100
+    code, out, err = run_cli(["check-certificate", "klotski", files["klotski"], path], capsys)
+    assert code == 0, err
+    assert "certificate valid" in out and "optimum 9" in out
+    code, out, _ = run_cli(["check-certificate", "klotski", files["klotski"], path, "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["valid"] and doc["cost"] == 9 and doc["kind"] == "optimum"
+    # the same file against other options: another task
+    code, out, _ = run_cli(["check-certificate", "klotski", files["klotski"], path, "-O", "metric=steps"],
+                           capsys)
+    assert code == 22 and "another task" in out
+    # one state removed, written back as a file
+    c = cert.read(str(path))
+    bad = tmp_path / "bad.cert"
+    keep = [i for i in range(len(c.keys)) if i != len(c.keys) // 2]
+    W = c.header["layout"]["words"]
+    words = [(c.keys[i] >> (64 * j)) & (2**64 - 1) for i in keep for j in range(W)]
+    bad.write_bytes(cert.encode(c.header, words, [c.g[i] for i in keep]))
+    code, out, _ = run_cli(["check-certificate", "klotski", files["klotski"], bad], capsys)
+    assert code == 22 and "certificate rejected" in out
+    code, out, _ = run_cli(["check-certificate", "klotski", files["klotski"], bad, "--json"], capsys)
+    assert code == 22 and json.loads(out)["valid"] is False
+
+
+def test_cli_unsolvable_and_bad_files(files, tmp_path, capsys):
+    path = tmp_path / "u.cert"
+    code, out, _ = run_cli(["solve", "sliding", files["swapped"], "--kernel", "numpy", "-q", "--json",
+                            "--certificate", path], capsys)
+    assert code == 10 and json.loads(out)["certificate"]["kind"] == "unsolvable"
+    code, out, _ = run_cli(["check-certificate", "sliding", files["swapped"], path], capsys)
+    assert code == 0 and "is unsolvable" in out
+    data = path.read_bytes()
+    for name, content, words in (("trunc.cert", data[:-5], "body holds"),
+                                 ("junk.cert", b"hello\n", "not a puzzleplan certificate"),
+                                 ("head.cert", cert.MAGIC + b"{]\n", "malformed certificate header")):
+        (tmp_path / name).write_bytes(content)
+        code, _, err = run_cli(["check-certificate", "sliding", files["swapped"], tmp_path / name], capsys)
+        assert code == 30 and words in err and err.count("\n") == 1, err
+    code, _, err = run_cli(["check-certificate", "sliding", files["swapped"], tmp_path / "none.cert"], capsys)
+    assert code == 30 and "cannot read certificate" in err
+    # a limit: no certificate, a note, the limit's own exit code
+    code, _, err = run_cli(["solve", "sliding", f"{ROOT}/instances/sliding/eight.txt#eight-hardest-a",
+                            "--kernel", "numpy", "-q", "--max-states", "50", "--certificate",
+                            tmp_path / "x.cert"], capsys)
+    assert code == 12 and "no certificate written" in err and not (tmp_path / "x.cert").exists()
+    code, _, err = run_cli(["solve", "sliding", files["sliding"], "--kernel", "numpy", "-q",
+                            "--certificate", tmp_path / "no" / "dir" / "x.cert"], capsys)
+    assert code == 35 and "cannot write certificate" in err
