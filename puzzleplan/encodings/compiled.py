@@ -655,6 +655,12 @@ def load_module(task: Task, budget: int | None = None) -> tuple[ModuleType, list
     name = module_name(task, budget)
     if name in sys.modules:
         return sys.modules[name], tables
+    return import_source(name, src), tables
+
+
+def import_source(name: str, src: str) -> ModuleType:
+    """Write ``src`` as module ``name`` into the private cache (atomically, once) and import it from
+    there, so numba's ``cache=True`` keeps the machine code beside it."""
     path = cache_dir() / f"{name}.py"
     if not path.exists() or path.read_text() != src:
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -665,4 +671,4 @@ def load_module(task: Task, budget: int | None = None) -> tuple[ModuleType, list
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
-    return mod, tables
+    return mod

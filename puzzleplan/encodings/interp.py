@@ -16,8 +16,6 @@ run on it unchanged: they are compiled once into a small module over these funct
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
 import re
 import sys
 from pathlib import Path
@@ -98,9 +96,8 @@ from .flat import (
     Program,
     build,
 )
-from .jitlib import _assign
+from .jitlib import _assign, _first_outside
 from .kernel import CompiledKernel, Kernel
-from .packing import group_arrays
 
 # ----------------------------------------------------------------------------- the interpreter
 
@@ -321,15 +318,6 @@ def _registers(P):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _first_outside(OUT, m, LO, HI):  # pragma: no cover - compiled
-    for r in range(m):
-        for j in range(OUT.shape[1]):
-            if OUT[r, j] < LO[j] or OUT[r, j] > HI[j]:
-                return r
-    return -1
-
-
-@nb.njit(cache=True)
 def expand(S, start, OUT, PAR, ACT, P, LO, HI):  # pragma: no cover - compiled
     """Successors of rows ``start..``: the compiled kernel's ``expand`` contract (``(m, next row)``;
     ``m < 0``: row ``-1 - m`` of OUT lies outside the domains)."""
@@ -506,23 +494,14 @@ def driver_module() -> ModuleType:
     so its compile is paid once per installation, not per task."""
     if _DRIVER_MOD:
         return _DRIVER_MOD[0]
-    from .compiled import cache_dir
+    from .compiled import import_source
 
     src, _ = driver_source()
     name = _driver_name()
     if name in sys.modules:
         mod = sys.modules[name]
     else:
-        path = cache_dir() / f"{name}.py"
-        if not path.exists() or path.read_text() != src:
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(src)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
+        mod = import_source(name, src)
     _DRIVER_MOD.append(mod)
     return mod
 
@@ -551,18 +530,11 @@ class InterpretedKernel(CompiledKernel):
 
     def __init__(self, task: Task, program: Program | None = None):
         Kernel.__init__(self, task)
-        from . import packing
 
         self.program = program if program is not None else build(task)
         self._tabs = self.program.P
         self._mod = _Functions(max(1, len(task.actions)))
-        self._lo = np.array([v.lo for v in task.variables], dtype=np.int64)
-        self._hi = np.array([v.hi for v in task.variables], dtype=np.int64)
-        self._pk = packing
-        self._groups = group_arrays(task)
-        lay = self.layout
-        self._pack_args = (lay.lo, lay.word, lay.shift, lay.n_words)
-        self._unpack_args = (lay.lo, lay.word, lay.shift, lay.mask)
+        self._bind_arrays()
         s0 = self.init_state()    # load the interpreter from numba's cache now, not inside the search
         self.expand(s0)
         self.goal(s0)

@@ -72,10 +72,24 @@ class CompiledKernel(Kernel):
     def __init__(self, task: Task, budget: int | None = None):
         """``budget``: branches per generated function (``compiled.SPLIT_BRANCHES`` by default)."""
         super().__init__(task)
-        from . import compiled, packing
+        from . import compiled
 
         self._mod, tables = compiled.load_module(task, budget)
         self._tabs = np.array(tables, dtype=np.int64)
+        self._bind_arrays()
+        # compile everything now, so search time excludes it
+        s0 = self.init_state()
+        self.expand(s0)
+        self.goal(s0)
+        self.heuristic(s0)
+        self.unpack(self.canon_pack(s0))
+
+    def _bind_arrays(self) -> None:
+        """The per-task arrays every compiled call takes (domains, groups, key layout): one place for
+        the specialised kernel and the interpreter, which call the same engine drivers."""
+        from . import packing
+
+        task = self.task
         self._lo = np.array([v.lo for v in task.variables], dtype=np.int64)
         self._hi = np.array([v.hi for v in task.variables], dtype=np.int64)
         self._pk = packing
@@ -83,12 +97,6 @@ class CompiledKernel(Kernel):
         lay = self.layout
         self._pack_args = (lay.lo, lay.word, lay.shift, lay.n_words)
         self._unpack_args = (lay.lo, lay.word, lay.shift, lay.mask)
-        # compile everything now, so search time excludes it
-        s0 = self.init_state()
-        self.expand(s0)
-        self.goal(s0)
-        self.heuristic(s0)
-        self.unpack(self.canon_pack(s0))
 
     def expand(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         S = np.ascontiguousarray(S, dtype=np.int64)
