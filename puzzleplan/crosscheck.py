@@ -218,12 +218,13 @@ def proven_claim(r: Result) -> tuple[str | None, str | None]:
         if r.status == "optimal" and r.cost is not None:
             return "optimum", str(r.cost)
         count = r.stats.get("count", 1)
+        found = getattr(r, "assignment", None) is not None and r.stats.get("verified")
+        if count <= 1:      # not asked to count: what all engines proved alike is that one exists
+            return ("count", "some") if found else (None, None)
         if solutions is not None and solutions >= 2:
             return "count", "several"                  # two verified distinct assignments prove it
         if solutions == 1 and r.stats.get("complete"):
             return "count", "unique"
-        if getattr(r, "assignment", None) is not None and r.stats.get("verified") and count <= 1:
-            return "count", "some"
         return None, None
     if r.status == "optimal" and r.cost is not None:
         return "optimum", str(r.cost)
@@ -346,7 +347,7 @@ def row(name: str, r: Result, paradigm: str) -> list[str]:
             "ok" if checked and r.stats.get("verified") else ("NO" if checked else "-")]
 
 
-_WIDTHS = (9, 9, 9, 7, 9, 7, 11, 5)
+_WIDTHS = (10, 9, 9, 7, 9, 7, 11, 5)
 
 
 def format_row(cells: list[str]) -> str:

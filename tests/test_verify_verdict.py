@@ -191,3 +191,13 @@ def test_an_engine_that_refuses_the_task_is_a_row_not_the_end(tmp_path, capsys, 
     doc = json.loads(out)
     assert code == 0 and doc["verdict"] == "confirmed", err
     assert doc["engines"]["fd"]["status"] == "unknown" and "did not run" in doc["engines"]["fd"]["message"]
+
+
+def test_without_count_every_engine_proves_only_that_a_solution_exists():
+    """backtrack may exhaust a small puzzle after its first solution (complete, one found) while sat
+    stops at the first; without --count neither was asked to count, so they agree."""
+    v = _judge(backtrack=(_csp(1, True), registry.CONSTRAINT_SEARCH), sat=(_csp(None, False), SYM))
+    for r in v.results.values():
+        r.stats["count"] = 1
+    v = crosscheck.judge(v.results, v.paradigms)
+    assert v.verdict == "confirmed" and v.claim == "a solution exists"
