@@ -341,6 +341,7 @@ def test_kernel_compile_failure_falls_back_to_numpy(monkeypatch) -> None:
     monkeypatch.setattr(kernel_mod, "CompiledKernel", failing)   # what numba does on huge kernels
     eight = Path(__file__).resolve().parent.parent / "instances" / "sliding" / "eight.txt"
     loaded = api_mod.load_task("sliding", f"{eight}#eight-mid")
-    r = api_mod.solve(loaded, "bfs")
+    # asked for explicitly: `auto` would take the interpreter unless this kernel is already cached
+    r = api_mod.solve(loaded, "bfs", kernel="numba")
     assert r.status == "optimal" and r.cost == 14 and r.stats["verified"]
     assert r.stats["kernel"] == "numpy" and "numba could not compile" in r.stats["kernel_note"]
