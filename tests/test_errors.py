@@ -302,9 +302,10 @@ def test_model_domain_violation_during_search(tmp_path, capsys, kernel):
     assert "up" in assert_one_line_error(code, out, err, expected_code=32)    # names the action
 
 
-# One rule for the explicit engines: idastar used to skip an out-of-domain successor and search on.
-@pytest.mark.parametrize("engine", ["astar", "ucs", "idastar"])
-def test_model_domain_violation_is_the_same_error_for_every_explicit_engine(tmp_path, capsys, engine):
+# One rule for every engine: idastar used to skip an out-of-domain successor and search on, and sat
+# and cpsat (whose unrolled step treats such a write as impossible) answered "unsolvable".
+@pytest.mark.parametrize("engine", ["astar", "ucs", "idastar", "sat", "cpsat"])
+def test_model_domain_violation_is_the_same_error_for_every_engine(tmp_path, capsys, engine):
     inst = tmp_path / "o.txt"
     inst.write_text("start: 0\n", encoding="utf-8")
     argv = ["solve", MODELS_DIR / "overflow.py", inst, "-e", engine, "--kernel", "interpreted"]

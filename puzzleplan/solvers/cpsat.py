@@ -212,6 +212,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                                     f"and a cheaper loop-free plan has at most {H} steps{bound_note()}")
             vt = variant.threshold
             if vt is not None and H >= vt and variant.result is None and variant.verified():
+                _no_escape(task, H, run)
                 return Result("unsolvable", "cpsat", stats=run.stats(horizon=H, **variant.stats()),
                               proof=f"INFEASIBLE at horizon {H}; "
                                     f"{variant.result.describe()}")  # type: ignore[union-attr]
@@ -221,6 +222,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                               proof=f"INFEASIBLE at horizon {H}")
             refuted = H
             if H + 1 >= fixpoint_states():  # a loop-free plan would have fitted
+                _no_escape(task, H, run)
                 return Result("unsolvable", "cpsat", stats=run.stats(horizon=H),
                               proof=f"INFEASIBLE at horizon {H}; a loop-free plan has fewer than "
                                     f"{fixpoint_states()} steps (value-set state bound)")
@@ -263,3 +265,29 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
             best, H = (cost, plan), max(H + 1, math.ceil(1.5 * H))
             continue
         return zero_cost_result(cost, plan, H)
+
+
+def _no_escape(task: Any, H: int, run: Any) -> None:
+    """Before ``unsolvable``: no state within ``H`` steps lets an action write outside a domain.
+
+    The unrolled step treats such a write as impossible; so that a model with that bug gets the
+    model error the explicit engines raise (docs/language.md), one more model asks for a run of at
+    most ``H`` steps that ends where an escape condition of ``Task.domain_escapes`` holds.
+    """
+    from dataclasses import replace
+
+    from ..encodings.cpsat import CpPlan
+    from ..encodings.npkernel import DomainError
+    from ..lang.expr import Or
+
+    escapes = task.domain_escapes()
+    if not escapes:
+        return
+    probe = replace(task, goal=Or(*[cond for _, _, cond in escapes]), heuristic=None, walk_actions=[])
+    status, _ = run.solve(CpPlan(probe, H, heuristic=False, objective=False, symmetry=False))
+    if status in ("FEASIBLE", "OPTIMAL"):
+        labels = sorted({task.actions[i].label for i, _, _ in escapes})
+        more = ", ..." if len(labels) > 3 else ""
+        raise DomainError(f"an action ({', '.join(labels[:3])}{more}) sets a variable outside its domain "
+                          f"in a state reachable within {H} steps (found by cpsat)")
+

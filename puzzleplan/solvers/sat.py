@@ -255,13 +255,16 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
             if r:
                 break
         elif enc.fixpoint_at is not None and T > enc.fixpoint_at:  # refuted by the encoding alone
+            _no_escape(task, enc, sat, T)
             return Result("unsolvable", "sat", stats=sat.stats(horizon=T),
                           proof="the goal is impossible in the relaxed value-set reachability fixpoint")
         if variant.threshold is not None and T >= variant.threshold and variant.result is None:
             if variant.verified():  # every plan has at most `threshold` steps: all refuted
+                _no_escape(task, enc, sat, T)
                 return Result("unsolvable", "sat", stats=sat.stats(horizon=T),
                               proof=f"UNSAT at horizons 0..{T}; {variant.result.describe()}")  # type: ignore[union-attr]
         if T + 1 >= enc.state_bound() and enc.fixpoint_at is not None:
+            _no_escape(task, enc, sat, T)
             return Result("unsolvable", "sat", stats=sat.stats(horizon=T),
                           proof=f"UNSAT at horizons 0..{T}; a loop-free plan has fewer than "
                                 f"{enc.state_bound()} steps (value-set state bound)")
@@ -370,6 +373,44 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
            else f"zero-cost actions exist and {runs.describe()} within {runs.seconds:.1f} s")
     return Result("solved", "sat", cost, plan, stats,
                   message=f"cost {cost} is the least over plans of at most {H} steps; {why}")
+
+
+def _no_escape(task: Any, enc: CnfPlan, sat: _Sat, T: int) -> None:
+    """Before ``unsolvable``: no state within ``T`` steps lets an action write outside a domain.
+
+    The unrolled step treats such a write as impossible, so a model with that bug would otherwise be
+    called unsolvable where the explicit engines stop with the model error (docs/language.md): ask
+    the solver for a run of at most ``T`` steps that ends where an escape condition holds
+    (``Task.domain_escapes``) and report it the way the kernels do.
+    """
+    from ..encodings.npkernel import DomainError
+
+    escapes = task.domain_escapes()
+    if not escapes:
+        return
+    found: list[tuple[int, int, int, int]] = []
+    for t in range(T + 1):
+        for i, j, cond in escapes:
+            lit = enc.boolean(cond, t)
+            if lit != -TOP:
+                found.append((lit, i, j, t))
+    if not found:
+        return
+    if any(lit == TOP for lit, *_ in found):
+        lit, i, j, t = next(f for f in found if f[0] == TOP)
+    else:
+        sel = enc.pool.id(("escape-query", T))
+        enc.add([-sel] + [lit for lit, *_ in found])
+        r = sat.solve([sel])
+        enc.add([-sel])
+        if not r:        # refuted, or a limit: nothing found to report
+            return
+        true = sat.true_lits()
+        lit, i, j, t = next(f for f in found if f[0] in true)
+    act = task.actions[i]
+    name = task.variables[act.effects[j].var].name
+    raise DomainError(f"action {act.label} sets {name} outside its domain in a state reachable in {t} "
+                      "steps (found by sat)")
 
 
 def _cut(sat: _Sat, clock: Clock, T: int, steps: int, costs: list[int], where: str) -> Result:
