@@ -320,7 +320,7 @@ def _compiled_engines_vs_reference(tmp_path, metric: str, seed: int, count: int)
 
 @pytest.mark.parametrize("metric", ["moves", "straight"])
 def test_compiled_engines_on_random_placements(tmp_path, metric):
-    _compiled_engines_vs_reference(tmp_path, metric, seed=11, count=8)
+    _compiled_engines_vs_reference(tmp_path, metric, seed=11, count=6)
 
 
 @pytest.mark.slow
