@@ -145,6 +145,7 @@ class Stop:
         self.installed = False
         self._fd: int | None = None          # read end of the signal wakeup pipe
         self._hooks: list[Callable[[], None]] = []
+        self._held = False
 
     @property
     def name(self) -> str:
@@ -183,6 +184,37 @@ class Stop:
             self._hooks.remove(fn)
 
     @contextmanager
+    def held(self) -> Iterator[None]:
+        """Inside: SIGINT and SIGTERM stay pending (blocked) and are read with ``sigpending``.
+
+        Why: pysat's C code installs its own SIGINT handler around its calls (CaDiCaL, CardEnc,
+        ITotalizer) and a signal landing there aborted the process (SIGABRT, no output) or raised its
+        own error.  Held, a signal waits until the engine polls ``Clock.out_of_time`` between two
+        solver calls; on leaving, it is delivered to our handler as usual.
+        """
+        if not self.installed or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+            # pysat swaps the C-level SIGINT handler and may leave its own behind (it jumps into a
+            # stack frame long gone): put Python's back before a held signal is delivered
+            for sig in _HELD:
+                signal.signal(sig, signal.getsignal(sig))
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def pending(self) -> bool:
+        """A held signal is waiting: note it as a stop request (without delivering it)."""
+        if self._held:
+            for s in sorted(signal.sigpending() & _HELD):
+                self.request(int(s))
+        return self.signum is not None
+
+    @contextmanager
     def polled(self) -> Iterator[None]:
         """Inside: something polls ``signum`` (an engine), so a handler sets it and does not raise."""
         before, self.raising = self.raising, False
@@ -193,6 +225,7 @@ class Stop:
 
 
 STOP = Stop()
+_HELD = {signal.SIGINT, signal.SIGTERM}
 
 
 def _on_signal(signum: int, frame: Any) -> None:
@@ -285,7 +318,7 @@ class Clock:
     def out_of_time(self) -> bool:
         """True when the search must end now: a signal, the deadline, or the resident memory
         past ``--max-memory``."""
-        if STOP.signum is not None:
+        if STOP.signum is not None or STOP.pending():
             return True
         now = time.perf_counter()
         if self.deadline is not None and now > self.deadline:

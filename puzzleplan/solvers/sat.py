@@ -161,6 +161,13 @@ MAX_UNARY_COST = 1000
 def solve(kernel: Any, limits: Limits, solver: str = "cadical195", horizon: int | None = None,
           heuristic: bool = False, invariants: bool = True, symmetry: bool = True,
           max_pairs: int = 200_000, run_bound_s: float | None = None, incremental: bool = True) -> Result:
+    with STOP.held():     # pysat's C code must not see SIGINT: the slices poll for it instead
+        return _solve(kernel, limits, solver, horizon, heuristic, invariants, symmetry, max_pairs,
+                      run_bound_s, incremental)
+
+
+def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuristic: bool, invariants: bool,
+           symmetry: bool, max_pairs: int, run_bound_s: float | None, incremental: bool) -> Result:
     task = kernel.task
     if not hasattr(SolverNames, solver):
         known = ", ".join(k for k in vars(SolverNames) if not k.startswith("_"))
