@@ -132,12 +132,12 @@ def _run_one(loaded: api.Loaded, engine: str, limits: Limits, kernel: str, count
     """One engine's result; an engine that refuses this task (Fast Downward's export of a condition
     too large for PDDL, a cost too large for unary SAT) is a row that proved nothing, not the end of
     the whole cross-check.  A model error (exit 32: an action leaving its domain) still ends it."""
-    from .lang.errors import EXIT_BAD_MODEL
+    from .encodings.npkernel import DomainError
 
     try:
         return api.solve(loaded, engine, limits, kernel, **_options(loaded, engine, count))
     except PuzzleError as e:
-        if e.code == EXIT_BAD_MODEL and "outside its domain" in str(e):
+        if isinstance(e, DomainError):
             raise
         return Result("unknown", engine, stats={"time_s": 0.0, "refused": True},
                       message=f"did not run: {e}")

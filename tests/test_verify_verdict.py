@@ -201,3 +201,14 @@ def test_without_count_every_engine_proves_only_that_a_solution_exists():
         r.stats["count"] = 1
     v = crosscheck.judge(v.results, v.paradigms)
     assert v.verdict == "confirmed" and v.claim == "a solution exists"
+
+
+def test_a_model_error_met_by_an_engine_still_ends_verify(tmp_path, capsys):
+    """An action writing outside its domain is the model's bug, not one engine refusing the task."""
+    from pathlib import Path
+
+    inst = tmp_path / "o.txt"
+    inst.write_text("start: 0\n", encoding="utf-8")
+    model = Path(__file__).parent / "models" / "overflow.py"
+    code, out, err = run_cli(["verify", model, inst, "--engines", "bfs,sat", "--kernel", "numpy"], capsys)
+    assert code == 32 and "outside its domain" in err and len(err.strip().splitlines()) == 1
