@@ -207,6 +207,10 @@ def load_task(model: str | ModuleType, instance: str, options: list[str] | None 
                          getattr(mod, "__file__", None), code.co_firstlineno if code else None)
     # grounding runs the model's action schemas: their errors are the model file's, with its line
     task = _call_model(mod, "ground the model", ground, built)
+    if task.patterns:   # pattern databases (Model.pattern): built or loaded now, maxed into the heuristic
+        from .solvers import pdb
+
+        task = _call_model(mod, "build its pattern databases", pdb.attach, task)
     return Loaded(mod, rec, data, opts, task, instance)
 
 
@@ -326,6 +330,8 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
                         message="interrupted while encoding; no plan costs less than 0")
     if backend in ("numba", "interpreted") and not macro and k.backend == backend:
         _mark_warm(loaded, engine, backend)
+    elif backend in ("numba", "interpreted") and macro and result.stats.get("expanded", 0):
+        _mark_warm(loaded, f"{engine}+macro", backend)
     result.stats["kernel"] = result.stats.get("macro", {}).get("kernel", k.backend)
     result.stats["compile_s"] = round(compile_s, 3)
     if limits.started is not None:
@@ -412,49 +418,63 @@ def _compile_first(loaded: Loaded, engine: str, fn: Any, limits: Limits, macro: 
     that is left, so a search on the numpy kernel still has the other half.  Returns the backend
     to use and, when it is not the one asked for, why.
     """
-    from .encodings.kernel import CHILD_NO_NUMBA, CHILD_OK, compile_in_child
+    from .encodings.kernel import CHILD_NO_NUMBA, CHILD_OK, CHILD_OVER_MEMORY, compile_in_child
+    from .solvers.result import rss_bytes
 
-    if backend in loaded.kernels or not hasattr(os, "fork") or macro:
+    if (backend in loaded.kernels and not macro) or not hasattr(os, "fork"):
         return backend, ""
-    if limits.time_s is None and not STOP.installed:
+    if limits.time_s is None and not STOP.installed and limits.max_rss_mb is None:
         return backend, ""
+    key = f"{engine}+macro" if macro else engine
     with STOP.polled():
-        if _is_warm(loaded, engine, backend):
+        if _is_warm(loaded, key, backend, macro):
             return backend, ""
 
     def work() -> int:
-        k = loaded.kernel(backend)
-        if k.backend != backend:
+        # a macro search builds its sub-kernels (mover, walk graph) on its first expansion
+        k = loaded.kernel("numpy" if macro else backend)
+        if not macro and k.backend != backend:
             return CHILD_NO_NUMBA
+        extra = {"macro_backend": backend} if macro else {}
         try:
-            fn(k, Limits(max_states=1), **options)
+            fn(k, Limits(max_states=1), **options, **extra)
         except Exception:    # the engine's own errors are reported by the real run
             pass
-        _mark_warm(loaded, engine, backend)
+        _mark_warm(loaded, key, backend)
         return CHILD_OK
 
     now = time.perf_counter()
     deadline = limits.deadline(now)
     wait = None if deadline is None else (deadline - now) / 2
-    code = compile_in_child(work, wait, lambda: STOP.signum is not None)
+    budget = None if limits.max_rss_mb is None else max(int(limits.max_rss_mb * 2**20) - rss_bytes(), 0)
+    code = compile_in_child(work, wait, lambda: STOP.signum is not None, budget)
     if code is None and STOP.signum is not None:
         raise Interrupted(STOP.signum)
     what = "the compiled kernel" if backend == "numba" else "the interpreter (compiled once per installation)"
     if code is None:
         return "numpy", (f"{what} was not ready within half the time limit "
                          f"({wait:.1f} s); used the numpy kernel")
+    if code == CHILD_OVER_MEMORY:
+        return "numpy", (f"{what} needed more memory to compile than --max-memory leaves "
+                         f"({limits.max_rss_mb:g} MiB in all); used the numpy kernel")
     if code == CHILD_NO_NUMBA:
         return "numpy", "numba could not compile this task's kernel; used the numpy kernel"
     return backend, ""
 
 
-def _is_warm(loaded: Loaded, engine: str, backend: str) -> bool:
+def _is_warm(loaded: Loaded, engine: str, backend: str, macro: bool = False) -> bool:
+    """Has ``engine`` run on this kernel before (so numba's disk cache holds what it calls)?
+
+    For a macro search the sub-kernels are other tasks' modules: the marker alone answers.
+    """
     from .encodings import compiled
 
     if backend == "interpreted":
         from .encodings import interp
 
         return interp.warm_marker().exists()
+    if macro:
+        return compiled.warm_marker(loaded.task, engine).exists()
     return compiled.is_warm(loaded.task, engine)
 
 

@@ -186,18 +186,22 @@ def make_kernel(task: Task, backend: str = "numba", fallback: bool = False) -> K
 
 # exit codes of the compiling child (compile_in_child)
 CHILD_OK, CHILD_NO_NUMBA, CHILD_FAILED = 0, 3, 4
+CHILD_OVER_MEMORY = -1   # compile_in_child stopped the child at its memory budget (not an exit code)
 
 
 def compile_in_child(work: Callable[[], int], wait_s: float | None,
-                     should_stop: Callable[[], bool] = lambda: False) -> int | None:
+                     should_stop: Callable[[], bool] = lambda: False,
+                     max_rss: int | None = None) -> int | None:
     """Run ``work`` (which compiles, filling numba's disk cache) in a forked child.
 
     Why: numba's compiler cannot be stopped from inside the process, and an interrupt raised in
     it ends in an llvmlite traceback.  A child can be killed at a deadline or on a signal, and
     what it compiled is then loaded from the disk cache in a fraction of the time.  Returns the
     child's exit code (``work()``'s value), or None when it was stopped: after ``wait_s`` seconds,
-    or when ``should_stop()`` (polled every 20 ms) says so.  Without ``os.fork``: runs ``work``
-    here.
+    or when ``should_stop()`` (polled every 20 ms) says so; :data:`CHILD_OVER_MEMORY` when the
+    child's resident memory passed ``max_rss`` bytes (LLVM on a large kernel takes gigabytes, and
+    ``--max-memory`` bounds the whole run, the compile included).  Without ``os.fork``: runs
+    ``work`` here.
     """
     if not hasattr(os, "fork"):
         return work()
@@ -227,6 +231,8 @@ def compile_in_child(work: Callable[[], int], wait_s: float | None,
                 return os.waitstatus_to_exitcode(status)
             if should_stop() or (end is not None and time.perf_counter() >= end):
                 return None
+            if max_rss is not None and _rss_of(pid) > max_rss:
+                return CHILD_OVER_MEMORY
             time.sleep(0.02)
     finally:
         if pid:   # stopped (or interrupted by an exception): the child goes too
@@ -235,6 +241,27 @@ def compile_in_child(work: Callable[[], int], wait_s: float | None,
                 os.waitpid(pid, 0)
             except OSError:
                 pass
+
+
+def _rss_of(pid: int) -> int:
+    """Bytes process ``pid`` holds beyond what it shares with its parent (0 where /proc cannot tell).
+
+    A forked child's resident set starts as the parent's pages, shared copy-on-write: those count
+    once, in the parent, so the child is charged only its private pages (smaps_rollup), or its
+    whole resident set where the kernel does not give the split.
+    """
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+            private = [int(line.split()[1]) for line in f if line.startswith(("Private_Clean", "Private_Dirty"))]
+        if private:
+            return sum(private) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 __all__ = ["BACKENDS", "CompiledKernel", "DomainError", "Kernel", "compile_in_child", "make_kernel"]
