@@ -22,7 +22,6 @@ is an upper bound.  Writes JSON and a Markdown table next to it (same name, ``.m
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -31,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from puzzleplan.bench.scripting import parser, uptime, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 FAYAA = "instances/klotski/fayaa.txt#fayaa-001"
@@ -50,13 +51,6 @@ SPEED = {
     "eight-enumerate": ["sliding", "instances/sliding/eight.txt#eight-easy", "--enumerate"],
 }
 INSTALL_TASK = ["sliding", "instances/sliding/eight.txt#eight-easy"]
-
-
-def uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
-    except OSError:
-        return "unknown"
 
 
 def solve(args: list[str], kernel: str, env: dict[str, str], timeout: float) -> dict:
@@ -101,7 +95,7 @@ def environment(pp: Path, nb: Path) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--kernels", default="numba,numpy,interpreted")
     ap.add_argument("--tasks", default=",".join(TASKS))
     ap.add_argument("--speed", default=",".join(SPEED), help="speed tasks ('' = none)")
@@ -145,9 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     res["load_after"] = uptime()
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=1), encoding="utf-8")
+    out = write_json(a.out, res)
     out.with_suffix(".md").write_text(markdown(res, kernels), encoding="utf-8")
     print(markdown(res, kernels))
     return 0

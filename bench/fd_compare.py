@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from puzzleplan import api, crosscheck
+from puzzleplan.bench.scripting import parser, write_json
 from puzzleplan.solvers import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,11 +92,6 @@ def suite(name: str) -> list[tuple[str, str, str, list[str]]]:
     raise SystemExit(f"unknown suite {name}")
 
 
-def _write(path: Path, doc: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
-
-
 def run_verify(a: argparse.Namespace) -> int:
     engines = crosscheck.parse_engines(a.engines)
     out = Path(a.out or ROOT / "results" / f"fd-verify-{a.suite}.json")
@@ -115,12 +111,12 @@ def run_verify(a: argparse.Namespace) -> int:
         bad += not v.agree
         st = " ".join(f"{n}={r.status[:3]}:{r.cost}" for n, r in v.results.items())
         print(f"{label:16} {'agree' if v.agree else 'DISAGREE'} optimum={v.optimum} {st}", flush=True)
-        _write(out, doc)
+        write_json(out, doc)
     runs = doc["runs"]
     doc["summary"] = {"tasks": len(runs), "agree": sum(r["agree"] for r in runs),
                       "all_engines_optimal": sum(r["all_optimal"] for r in runs),
                       "fd_optimal": sum(r["engines"].get("fd", {}).get("optimal", False) for r in runs)}
-    _write(out, doc)
+    write_json(out, doc)
     print(json.dumps(doc["summary"]))
     return 1 if bad else 0
 
@@ -176,7 +172,7 @@ def run_speed(a: argparse.Namespace) -> int:
                     ratios[f"{theirs}/{ours} cpu_s"] = round(t["cpu_s"] / o["cpu_s"], 3)
         rec["ratios"] = ratios
         doc["runs"].append(rec)
-        _write(out, doc)
+        write_json(out, doc)
         line = "  ".join(f"{n}: {rec[n].get('status', 'err')[:3]} {rec[n].get('cost')} "
                          f"exp={rec[n].get('expanded')} t={rec[n].get('total_s')}"
                          for n in ("bfs", "astar", "fd_blind", "fd_lmcut"))
@@ -209,7 +205,7 @@ def run_symmetry(a: argparse.Namespace) -> int:
                        "pddl_actions": st.get("pddl_actions"), "wall_s": round(time.perf_counter() - t0, 2),
                        "load_1min": round(load, 2)}
                 doc["runs"].append(rec)
-                _write(out, doc)
+                write_json(out, doc)
                 print(f"{label:16} {'anonymous' if symmetric else 'labelled':9} {search:6} {r.status:8} "
                       f"cost={r.cost} expanded={rec['expanded']} wall={rec['wall_s']}s "
                       f"load={rec['load_1min']}",
@@ -218,7 +214,7 @@ def run_symmetry(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     v = sub.add_parser("verify")
     v.add_argument("--suite", choices=("microban", "klotski", "eight"), required=True)

@@ -18,7 +18,6 @@ solved optimally with the expected cost, 1 otherwise.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -26,6 +25,7 @@ import time
 from pathlib import Path
 
 from puzzleplan import api
+from puzzleplan.bench.scripting import parser, write_json
 from puzzleplan.solvers import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +43,7 @@ def known(mode: str) -> dict[str, int | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--engine", default="bfs")
     ap.add_argument("--kernel", default="numpy", choices=("numpy", "numba"))
     ap.add_argument("--time-limit", type=float, default=300.0)
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         doc = {"bench": "kwirk-rooms", "engine": a.engine, "kernel": a.kernel, "time_limit_s": a.time_limit,
                "matched": matched, "total": len(runs), "total_wall_s": round(time.perf_counter() - t_all, 2),
                "runs": runs}
-        out.write_text(json.dumps(doc, indent=1))
+        write_json(out, doc)
     total = time.perf_counter() - t_all
     print(f"matched {matched}/{len(runs)} rooms ({a.engine}, {a.kernel} kernel); total {total:.1f} s; "
           f"JSON: {out}")

@@ -12,13 +12,14 @@ shared machine they are upper bounds.
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from puzzleplan.bench.scripting import markdown, parser, uptime, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCE = f"{ROOT}/instances/sliding/korf100-first.txt#korf-001"   # Korf #1, optimum 57
@@ -49,7 +50,7 @@ def run(engine: str, *flags: str) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--limits", default="2,5", help="time limits in seconds, comma-separated")
     ap.add_argument("--memory", type=float, default=260.0, help="--max-memory in MiB for the memory rows")
     ap.add_argument("--engines", default=",".join(ENGINES))
@@ -58,7 +59,7 @@ def main() -> int:
     engines = args.engines.split(",")
     # idastar needs the compiled kernel: compile it outside any measured run
     run("idastar", "--max-states", "1")
-    load_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load_before = uptime()
     time_rows, mem_rows = [], []
     for limit in (float(x) for x in args.limits.split(",")):
         for e in engines:
@@ -72,28 +73,25 @@ def main() -> int:
         r.update(max_memory_mb=args.memory, within=r["rss_mb"] <= 1.10 * args.memory)
         mem_rows.append(r)
         print(json.dumps(r), flush=True)
-    load_after = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load_after = uptime()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     doc = {"instance": INSTANCE.replace(str(ROOT) + "/", ""), "uptime_before": load_before,
            "uptime_after": load_after,
            "ru_maxrss_self_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
            "time": time_rows, "memory": mem_rows}
-    (out / "limits_contract.json").write_text(json.dumps(doc, indent=1) + "\n")
+    write_json(out / "limits_contract.json", doc)
     lines = [f"Machine load: before `{load_before}`; after `{load_after}`.", "",
-             "| engine | kernel | --time-limit s | wall s | overshoot % | within 5 % + 1 s | RSS MiB "
-             "| status | lower bound |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in time_rows:
-        lines.append(f"| {r['engine']} | {r['kernel']} | {r['limit_s']:g} | {r['wall_s']:.2f} | "
-                     f"{r['overshoot_pct']:+.1f} | {'yes' if r['within'] else 'NO'} | {r['rss_mb']:.0f} | "
-                     f"{r['status']} | {r['lower_bound']} |")
-    lines += ["", "| engine | --max-memory MiB | peak RSS MiB | within +10 % | wall s | status "
-                  "| lower bound |",
-              "|---|---|---|---|---|---|---|"]
-    for r in mem_rows:
-        lines.append(f"| {r['engine']} | {r['max_memory_mb']:g} | {r['rss_mb']:.0f} | "
-                     f"{'yes' if r['within'] else 'NO'} | {r['wall_s']:.2f} | {r['status']} | "
-                     f"{r['lower_bound']} |")
+             markdown(["engine", "kernel", "--time-limit s", "wall s", "overshoot %", "within 5 % + 1 s",
+                       "RSS MiB", "status", "lower bound"],
+                      [[r["engine"], r["kernel"], f"{r['limit_s']:g}", f"{r['wall_s']:.2f}",
+                        f"{r['overshoot_pct']:+.1f}", "yes" if r["within"] else "NO", f"{r['rss_mb']:.0f}",
+                        r["status"], str(r["lower_bound"])] for r in time_rows]), "",
+             markdown(["engine", "--max-memory MiB", "peak RSS MiB", "within +10 %", "wall s", "status",
+                       "lower bound"],
+                      [[r["engine"], f"{r['max_memory_mb']:g}", f"{r['rss_mb']:.0f}",
+                        "yes" if r["within"] else "NO", f"{r['wall_s']:.2f}", r["status"],
+                        str(r["lower_bound"])] for r in mem_rows])]
     (out / "limits_contract.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0 if all(r["within"] and not r["traceback"] for r in time_rows + mem_rows) else 1

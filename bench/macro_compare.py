@@ -13,14 +13,13 @@ machine's load affects both sides alike (but not equally, if it changes during t
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
 import time
 from pathlib import Path
 
 from puzzleplan import api
+from puzzleplan.bench.scripting import parser, write_json
 from puzzleplan.solvers import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +45,7 @@ def run(model: str, inst: str, opts: tuple, engine: str, kernel: str, limit: flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--engine", default="astar", choices=("astar", "ucs"))
     ap.add_argument("--kernel", default="numpy")
     ap.add_argument("--time-limit", type=float, default=300.0)
@@ -79,8 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             if vals:
                 doc[f"geomean_ratio_{key}"] = round(math.exp(sum(map(math.log, vals)) / len(vals)), 3)
         doc["errors"] = bad
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(doc, indent=1) + "\n")
+        write_json(a.out, doc)
     return 1 if bad else 0
 
 

@@ -22,14 +22,13 @@ mismatch is recorded as such and makes the exit status 1.
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
 import sys
 import time
 from pathlib import Path
 
 from puzzleplan import api
+from puzzleplan.bench.scripting import parser, write_json
 from puzzleplan.solvers import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +65,7 @@ def figure(metric: str, cost: int | None) -> object:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--suite", choices=sorted(SUITES), default="microban")
     ap.add_argument("--first", type=int, default=None, help="last level to run (default: all)")
     ap.add_argument("--start", type=int, default=1, help="first level to run")
@@ -123,8 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             report[f"{metric}_in_table"] = sum(table.get(x["level"], {}).get(metric) is not None
                                                for x in mine)
         report["mismatches"] = bad
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(report, indent=1) + "\n")
+        write_json(a.out, report)
     return 1 if bad else 0
 
 

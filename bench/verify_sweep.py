@@ -12,15 +12,14 @@ runs), so the figures are the CLI's.
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from puzzleplan import api, crosscheck
+from puzzleplan.bench.scripting import markdown, parser, uptime
 from puzzleplan.solvers import Limits
 
 # the smallest bundled instance of each model (by state space or board size), for --smallest
@@ -52,7 +51,7 @@ def run_one(model: str, inst: str, options: list[str], engines: list[str] | None
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("model", nargs="?")
     ap.add_argument("instances", nargs="*", help="files or globs (FILE#ID for one record)")
     ap.add_argument("--smallest", action="store_true", help="every bundled model's smallest instance")
@@ -71,7 +70,7 @@ def main() -> int:
         files = sorted({f for pat in a.instances for f in (glob.glob(pat) if "#" not in pat else [pat])})
         todo = [(a.model, f, a.options) for f in files]
     out = open(a.output, "w", encoding="utf-8") if a.output else None
-    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load = uptime()
     verdicts: dict[str, int] = {}
     rows = []
     for model, inst, opts in todo:
@@ -82,13 +81,11 @@ def main() -> int:
             out.write(line + "\n")
             out.flush()
         engines_txt = ", ".join(f"{n} {e['status']} {e['time']:.2f}s" for n, e in doc["engines"].items())
-        rows.append(f"| {model} | {Path(inst).name} | {doc['verdict']} | {doc['claim']} "
-                    f"| {doc['wall_s']:.1f} | {engines_txt} |")
-        print(rows[-1], file=sys.stderr, flush=True)
+        rows.append([model, Path(inst).name, doc["verdict"], doc["claim"], f"{doc['wall_s']:.1f}",
+                     engines_txt])
+        print(" ".join(rows[-1]), file=sys.stderr, flush=True)
     print(f"load before the run: {load}")
-    print("| model | instance | verdict | claim | wall s | engines |")
-    print("|---|---|---|---|---|---|")
-    print("\n".join(rows))
+    print(markdown(["model", "instance", "verdict", "claim", "wall s", "engines"], rows))
     print("\n" + ", ".join(f"{k}: {v}" for k, v in sorted(verdicts.items())) + f" (of {len(todo)})")
     return 0
 

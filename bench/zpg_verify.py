@@ -14,13 +14,14 @@ docs/models/zpg.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from puzzleplan.bench.scripting import append_jsonl, markdown, parser, read_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARDS = ROOT / "instances" / "zpg"
@@ -51,10 +52,7 @@ def boards(skip: set[str]) -> list[Path]:
 
 
 def sweep(out: Path, time_limit: float, engines: str, skip: set[str]) -> None:
-    done = set()
-    if out.exists():
-        rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-        done = {r["board"] for r in rows if "engines" in r}       # a crashed board is tried again
+    done = {r["board"] for r in read_jsonl(out) if "engines" in r}      # a crashed board is tried again
     for p in boards(skip):
         if p.stem in done:
             continue
@@ -68,8 +66,7 @@ def sweep(out: Path, time_limit: float, engines: str, skip: set[str]) -> None:
             body = {"error": (proc.stderr or proc.stdout).strip()[-500:]}
         row = {"board": p.stem, "recorded": recorded(p), "exit": proc.returncode,
                "wall_s": round(time.time() - t0, 1), "time_limit": time_limit, **body}
-        with out.open("a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_jsonl(out, row)
         print(p.stem, proc.returncode, row.get("optimum"), flush=True)
 
 
@@ -83,22 +80,19 @@ def cell(e: dict | None) -> str:
 
 
 def table(path: Path) -> str:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    lines = ["| board | recorded | agreed optimum | agree | " + " | ".join(ENGINES) + " |",
-             "|---|---|---|---|" + "---|" * len(ENGINES)]
-    for r in rows:
+    rows = []
+    for r in read_jsonl(path):
         eng = r.get("engines", {})
         opt = r.get("optimum")
         if opt is None and any(e.get("status") == "unsolvable" for e in eng.values()):
             opt = "unsolvable"
-        cells = " | ".join(cell(eng.get(n)) for n in ENGINES)
-        lines.append(f"| {r['board']} | {r['recorded']} | {opt if opt is not None else '--'} | "
-                     f"{'yes' if r.get('agree') else 'NO'} | {cells} |")
-    return "\n".join(lines)
+        rows.append([r["board"], r["recorded"], opt if opt is not None else "--",
+                     "yes" if r.get("agree") else "NO", *(cell(eng.get(n)) for n in ENGINES)])
+    return markdown(["board", "recorded", "agreed optimum", "agree", *ENGINES], rows)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "zpg-verify.jsonl")
     ap.add_argument("--time-limit", type=float, default=180.0, help="seconds per engine per board")
     ap.add_argument("--engines", default=",".join(ENGINES))

@@ -207,10 +207,6 @@ def load_task(model: str | ModuleType, instance: str, options: list[str] | None 
                          getattr(mod, "__file__", None), code.co_firstlineno if code else None)
     # grounding runs the model's action schemas: their errors are the model file's, with its line
     task = _call_model(mod, "ground the model", ground, built)
-    if task.patterns:   # pattern databases (Model.pattern): built or loaded now, maxed into the heuristic
-        from .solvers import pdb
-
-        task = _call_model(mod, "build its pattern databases", pdb.attach, task)
     return Loaded(mod, rec, data, opts, task, instance)
 
 

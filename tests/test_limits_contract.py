@@ -117,8 +117,9 @@ def test_macro_search_compiles_its_sub_kernels_inside_the_limit(tmp_path: Path) 
     an empty cache those compiles (about a minute) ran in the process, past ``--time-limit``.  Now
     they go to the same stoppable child as a plain kernel's."""
     env = {**os.environ, "PUZZLEPLAN_CACHE": str(tmp_path)}
-    cmd = [sys.executable, "-m", "puzzleplan.cli", "solve", "sokoban", f"{ROOT}/instances/sokoban/microban.xsb",
-           "-O", "level=98", "-e", "ucs", "--json", "-q", "--time-limit", "3", "--kernel", "numba"]
+    microban = f"{ROOT}/instances/sokoban/microban.xsb"
+    cmd = [sys.executable, "-m", "puzzleplan.cli", "solve", "sokoban", microban, "-O", "level=98",
+           "-e", "ucs", "--json", "-q", "--time-limit", "3", "--kernel", "numba"]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
     wall = time.perf_counter() - t0

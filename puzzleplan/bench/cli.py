@@ -21,7 +21,8 @@ from ..lang.errors import EXIT_BAD_OPTION, PuzzleError
 from ..solvers.result import positive
 from . import runner, speed
 from .env import environment
-from .suite import apply_quick, available, load_suite
+from .suite import apply_quick, available, check_tables, load_suite
+from .table import render_specs
 
 FORMAT = "puzzleplan-bench/1"
 
@@ -37,7 +38,9 @@ def add_bench_parser(sub: Any) -> None:
                                             ".toml file")
     b.add_argument("files", nargs="*", metavar="FILE",
                    help="with SUITE = compare: two result files A.json B.json (geometric-mean time ratios); "
-                        "with SUITE = plot: one result file, drawn as cost against time (-o FIG.png)")
+                        "with SUITE = plot: one result file, drawn as cost against time (-o FIG.png); "
+                        "with SUITE = table: result files whose records are rendered as the suite's "
+                        "Markdown tables (several files: their records joined)")
     b.add_argument("--json", action="store_true", help="compare: print the comparison as JSON")
     b.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="JSON output file (default results/SUITE-DATE.json)")
@@ -56,6 +59,8 @@ def add_bench_parser(sub: Any) -> None:
                    help="solve suites: run instances in N processes (times then share the machine)")
     b.add_argument("--plots", metavar="DIR",
                    help="also draw every figure the results support into DIR (needs matplotlib)")
+    b.add_argument("--spec", metavar="SUITE",
+                   help="table: take the [[table]] specs from this suite instead of the result file's")
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -74,6 +79,8 @@ def run_bench(args: argparse.Namespace) -> int:
         from .plot import main as plot_main
 
         return plot_main(args.files, args.output)
+    if args.suite == "table":
+        return table_main(args.files, args.spec)
     if args.files:
         raise PuzzleError(f"unexpected arguments after the suite: {' '.join(args.files)}",
                           code=EXIT_BAD_OPTION)
@@ -88,6 +95,7 @@ def run_bench(args: argparse.Namespace) -> int:
         "format": FORMAT, "suite": suite.name, "suite_file": str(suite.path), "kind": suite.kind,
         "description": suite.description, "started": started.isoformat(timespec="seconds"),
         "quick": bool(args.quick), "time_limit_override": args.time_limit, "environment": environment(),
+        "tables": suite.tables,
     }
     if suite.kind == "speed":
         records, report, checks = speed.run_speed(suite, quick=args.quick, time_limit=args.time_limit,
@@ -118,6 +126,8 @@ def run_bench(args: argparse.Namespace) -> int:
         raise PuzzleError(f"cannot write results: {e.strerror}", str(out), code=EXIT_BAD_OPTION) from None
     print(f"suite {suite.name} ({suite.path})")
     print(text)
+    if suite.tables and suite.kind == "solve":
+        print("\n" + render_specs(suite.tables, doc["records"]))
     print(f"\nwall time {wall:.1f} s; results written to {out}")
     if args.plots and suite.kind == "solve":
         from .figures import write_all
@@ -126,6 +136,30 @@ def run_bench(args: argparse.Namespace) -> int:
             print(f"wrote {path}: {n} series")
     sys.stdout.flush()
     return code
+
+
+def table_main(files: list[str], spec: str | None) -> int:
+    """``bench table RESULTS.json ... [--spec SUITE]``: the paper-style tables again, from records
+    already written (several files -- runs made in several sessions -- are joined in order)."""
+    if not files:
+        raise PuzzleError("bench table needs one or more result files", code=EXIT_BAD_OPTION)
+    records: list[dict[str, Any]] = []
+    specs: list[dict[str, Any]] | None = load_suite(spec).tables if spec else None
+    for f in files:
+        try:
+            doc = json.loads(Path(f).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise PuzzleError(f"cannot read a bench result: {e}", f, code=EXIT_BAD_OPTION) from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("records"), list):
+            raise PuzzleError("not a bench result (no records)", f, code=EXIT_BAD_OPTION)
+        records.extend(doc["records"])
+        if specs is None:
+            specs = check_tables(doc["tables"], f) if doc.get("tables") else None
+    if not specs:
+        raise PuzzleError("no [[table]] specs: the result's suite declares none (use --spec SUITE)",
+                          files[0], code=EXIT_BAD_OPTION)
+    print(render_specs(specs, records))
+    return 0
 
 
 def _jsonable(x: Any) -> Any:

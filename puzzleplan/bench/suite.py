@@ -27,7 +27,11 @@ Paths inside a suite are relative to the suite file.  Format (bench/README.md):
     seeds = [0, 1, 2]              # or { first = 0, count = 50 }: one run per seed (replaces
                                    # repetitions), the seed given to engines that take one (ga, cpsat)
     [[set]]                        # optional: several sets, each overriding the keys above
+    give_up = 2                    # per engine: skip the set's later instances after 2 runs in a
+                                   # row that did not match (a "largest solved" sweep, in order)
+    engine_options = { ga = { target = "@expected" } }   # "@expected": the instance's expected value
     [quick]                        # what --quick changes: max_instances, repetitions, time_limit
+    [[table]]                      # paper-style Markdown tables of the records (table.py: check_spec)
 
 An expected value is an integer optimum or ``unsolvable``.
 """
@@ -47,12 +51,14 @@ except ModuleNotFoundError:  # Python 3.10
 
 from ..lang.errors import EXIT_BAD_OPTION, PuzzleError
 from ..lang.records import Record, read_records, split_headers
+from .table import TableSpecError, check_spec
 
 BENCH_DIR = Path(__file__).resolve().parent.parent.parent / "bench"
 
 SET_KEYS = {"model", "engines", "kernel", "options", "expected", "zero_means_unsolvable", "instances",
-            "repetitions", "warmup", "time_limit", "max_states", "label", "engine_options", "seeds"}
-TOP_KEYS = SET_KEYS | {"name", "description", "kind", "set", "quick", "speed", "enumerate"}
+            "repetitions", "warmup", "time_limit", "max_states", "label", "engine_options", "seeds",
+            "give_up"}
+TOP_KEYS = SET_KEYS | {"name", "description", "kind", "set", "quick", "speed", "enumerate", "table"}
 
 
 class SuiteError(PuzzleError):
@@ -86,6 +92,7 @@ class RunSet:
     warmup: int = 0                   # untimed runs per (instance, engine) before the repetitions
     seeds: list[int] | None = None    # one run per seed (instead of ``repetitions``), passed to engines
                                       # that take a seed (ga, cpsat); None: engines' default seed
+    give_up: int | None = None        # per engine: no more instances after this many misses in a row
 
     @property
     def reps(self) -> int:
@@ -104,6 +111,7 @@ class Suite:
     data: dict[str, Any]
     sets: list[RunSet] = field(default_factory=list)
     quick: dict[str, Any] = field(default_factory=dict)
+    tables: list[dict[str, Any]] = field(default_factory=list)
 
 
 def bench_dirs() -> list[Path]:
@@ -150,6 +158,7 @@ def load_suite(name_or_path: str) -> Suite:
         raise SuiteError(f"kind must be 'solve' or 'speed', not {kind!r}", str(path))
     suite = Suite(str(data.get("name", path.stem)), path, kind, str(data.get("description", "")), data,
                   quick=dict(data.get("quick", {})))
+    suite.tables = check_tables(data.get("table", []), str(path))
     if kind == "solve":
         raw_sets = data.get("set") or [{}]
         defaults = {k: v for k, v in data.items() if k in SET_KEYS}
@@ -159,6 +168,15 @@ def load_suite(name_or_path: str) -> Suite:
                 raise SuiteError(f"set {i + 1}: unknown keys {', '.join(sorted(bad))}", str(path))
             suite.sets.append(_run_set({**defaults, **raw}, path, i))
     return suite
+
+
+def check_tables(raw: Any, where: str) -> list[dict[str, Any]]:
+    """The suite's ``[[table]]`` specs, checked (a bad spec is a suite error before anything runs)."""
+    specs = raw if isinstance(raw, list) else [raw]
+    try:
+        return [check_spec(t, f"table {i + 1}") for i, t in enumerate(specs)]
+    except TableSpecError as e:
+        raise SuiteError(str(e), where) from None
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -203,6 +221,7 @@ def _run_set(d: dict[str, Any], path: Path, i: int) -> RunSet:
         engine_options={str(k): dict(v) for k, v in d.get("engine_options", {}).items()},
         warmup=int(d.get("warmup", 0)),
         seeds=seeds,
+        give_up=int(d["give_up"]) if d.get("give_up") is not None else None,
     )
 
 

@@ -252,7 +252,8 @@ def _rss_of(pid: int) -> int:
     """
     try:
         with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
-            private = [int(line.split()[1]) for line in f if line.startswith(("Private_Clean", "Private_Dirty"))]
+            private = [int(line.split()[1]) for line in f
+                       if line.startswith(("Private_Clean", "Private_Dirty"))]
         if private:
             return sum(private) * 1024
     except (OSError, ValueError, IndexError):
