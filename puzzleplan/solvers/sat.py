@@ -48,7 +48,7 @@ With option ``horizon=H`` it stops after ``H`` with "unknown"; otherwise at
 the time limit with "limit".
 
 Options: ``incremental`` (default true; false: a new formula and solver per
-horizon, the baseline of ``bench/sat_incremental.py``), ``solver`` (a pysat
+horizon, the baseline of the ``sat-incremental`` bench suite), ``solver`` (a pysat
 solver name, default ``cadical195``),
 ``horizon`` (maximum horizon), ``run_bound_s`` (seconds for the zero-cost
 run bound; 0 skips it), ``heuristic`` (use the admissible heuristic
