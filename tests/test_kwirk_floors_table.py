@@ -1,72 +1,105 @@
-"""`bench/kwirk_floors.py --table`: one Markdown row per floor, its most informative run."""
+"""The Kwirk floors table is bench/kwirk-floors.toml's ``[[table]]`` spec: one row per floor, the
+floor's most informative run over all result files (a proof, else the highest bound), and the
+table printed in docs/models/kwirk.md is exactly what the spec renders from its rows."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("kwirk_floors", ROOT / "bench" / "kwirk_floors.py")
-floors = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(floors)
+from helpers import ROOT, run_cli
+
+from puzzleplan.bench.suite import load_suite
+from puzzleplan.bench.table import render_spec
+
+SPEC = load_suite("kwirk-floors").tables[0]
+HEADER = ["floor", "status", "steps", "switches", "known optimum", "best known", "lower bound", "engine",
+          "states", "last layer", "layer growth", "peak RSS MB", "search s", "time limit s",
+          "memory limit MiB", "stopped by"]
 
 
-def run(file: str, status: str, lb: int | None = None, steps: int | None = None, **kw) -> dict:
-    name = file.split("_", 1)[1].removesuffix(".txt")
-    return {"file": file, "floor": name, "engine": "bfs", "status": status, "steps": steps, "switches": 0,
-            "lower_bound": lb, "states": 1000, "rss_peak_mb": 10.0, "search_s": 5.0, "time_limit_s": 600.0,
-            "max_memory_mb": 5000.0, "max_states": 10**9, "match": None, **kw}
+def run(id_: str, status: str, lb: int | None = None, cost: int | None = None, **kw) -> dict:
+    """A bench record of kwirk-floors as the runner writes it (the fields the spec reads)."""
+    return {"id": id_, "engine": "bfs", "status": status, "optimal": status == "optimal", "cost": cost,
+            "lower_bound": lb, "expected": None, "ref": {"best_known": 100}, "states": 1000,
+            "last_layer": 10, "layer_growth": 1.1, "rss_peak_mb": 10.0, "time_s": 5.0, "time_limit_s": 600.0,
+            "max_memory_mb": 5000.0, "stopped_by": "time" if status == "limit" else None, **kw}
 
 
-def rows(tmp_path: Path, *files: list[dict]) -> dict[str, list[str]]:
+def cells(text: str) -> dict[str, list[str]]:
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("| ")]
+    return {r[0]: r for r in rows}
+
+
+def table(tmp_path: Path, capsys, *files: list[dict]) -> dict[str, list[str]]:
+    """``bench table`` over result documents holding these records, with the suite's spec."""
     paths = []
-    for i, runs in enumerate(files):
+    for i, records in enumerate(files):
         p = tmp_path / f"r{i}.json"
-        p.write_text(json.dumps({"bench": "kwirk-floors", "runs": runs}))
-        paths.append(str(p))
-    cells = [[c.strip() for c in line.strip().strip("|").split("|")]
-             for line in floors.markdown(paths).splitlines() if line.startswith("| ")]
-    return {c[0]: c for c in cells}
+        p.write_text(json.dumps({"format": "puzzleplan-bench/1", "records": records, "tables": []}))
+        paths.append(p)
+    code, out, err = run_cli(["bench", "table", *paths, "--spec", "kwirk-floors"], capsys)
+    assert code == 0, err
+    return cells(out)
 
 
-def test_a_proof_beats_a_bound_and_a_higher_bound_beats_a_lower(tmp_path: Path) -> None:
-    first = [run("going-up/12_2-2.txt", "limit", lb=92, search_s=1800.0, time_limit_s=1800.0),
-             run("going-up/16_2-6.txt", "limit", lb=55),
-             run("going-up/01_1-1.txt", "limit", lb=20)]
-    later = [run("going-up/12_2-2.txt", "limit", lb=79),                      # lower: ignored
-             run("going-up/16_2-6.txt", "limit", lb=68, max_memory_mb=20480.0),
-             run("going-up/01_1-1.txt", "optimal", steps=23, match=True)]
-    r = rows(tmp_path, first, later)
-    assert r["2-2"][6] == "92" and r["2-2"][14] == "time"
-    assert r["2-6"][6] == "68" and r["2-6"][13] == "600 / 20,480" and r["2-6"][14] == "memory"
-    assert r["1-1"][1] == "**optimal**" and r["1-1"][2] == "23" and r["1-1"][6] == ""
-    assert r["3-10"][1] == "not run"
-    assert len(r) == 31   # the header and the 30 floors
+def test_a_proof_beats_a_bound_a_higher_bound_a_lower_and_errors_are_left_out(tmp_path, capsys) -> None:
+    first = [run("12_2-2", "limit", lb=92, time_s=1800.0, time_limit_s=1800.0),
+             run("16_2-6", "limit", lb=55),
+             run("01_1-1", "limit", lb=20),
+             run("02_1-2", "limit", lb=3)]
+    later = [run("12_2-2", "limit", lb=79),                                 # lower: not shown
+             run("16_2-6", "limit", lb=68, max_memory_mb=20480.0, stopped_by="memory"),
+             run("01_1-1", "optimal", cost=23, expected=23, ref={"best_known": 23}, plan=list("LSUSRS")),
+             run("02_1-2", "error", lb=50)]                                 # an error row: no figures
+    r = table(tmp_path, capsys, first, later)
+    assert r["floor"] == HEADER
+    assert r["2-2"][6] == "92" and r["2-2"][12] == "1,800.0" and r["2-2"][15] == "time"
+    assert r["2-6"][6] == "68" and r["2-6"][13:] == ["600", "20,480", "memory"]
+    assert r["1-1"][1:7] == ["**optimal**", "23", "3", "23", "23", ""]      # 3 switches; no bound shown
+    assert r["1-2"][6] == "3"
+    # footer: floors with a step count, with a known optimum, with a lower bound
+    assert r["**floors with a figure**"][:7] == ["**floors with a figure**", "", "1", "", "1", "", "3"]
+    assert len(r) == 6
 
 
-def test_summary_counts_proofs_and_matches(tmp_path: Path) -> None:
-    p = tmp_path / "r.json"
-    p.write_text(json.dumps({"runs": [run("going-up/01_1-1.txt", "optimal", steps=23, match=True),
-                                      run("going-up/12_2-2.txt", "optimal", steps=150),
-                                      run("going-up/02_1-2.txt", "limit", lb=5,
-                                          states=10**9, max_states=10**9)]}))
-    text = floors.markdown([str(p)])
-    assert text.splitlines()[-1] == ("proven optimal 2/30; known optima matched 1/19; "
-                                     "floors without a known optimum proven: 1/11")
-    row = next(line for line in text.splitlines() if line.startswith("| 1-2 |"))
-    assert row.split("|")[2].strip() == "limit" and row.split("|")[-2].strip() == "states"
+def test_a_tie_goes_to_the_later_run_and_missing_limits_print_a_dash(tmp_path, capsys) -> None:
+    a = [run("13_2-3", "limit", lb=78, engine="astar")]
+    b = [run("13_2-3", "limit", lb=78, engine="bfs", time_limit_s=None, max_memory_mb=None,
+             layer_growth=None)]
+    r = table(tmp_path, capsys, a, b)
+    assert r["2-3"][7] == "bfs" and r["2-3"][10] == "" and r["2-3"][13:15] == ["-", "-"]
 
 
-def test_solve_json_rows_join_bench_rows(tmp_path: Path) -> None:
-    solve = {"status": "optimal", "cost": 180, "plan": ["L", "S", "U", "S"], "engine": "bfs",
-             "instance": "/anywhere/instances/kwirk/going-up/22_3-2.txt",
-             "stats": {"states": 95, "time_s": 1.5, "rss_peak_mb": 6.0, "layers": [1, 2]}}
-    p = tmp_path / "solve.json"
-    p.write_text(json.dumps(solve))
-    q = tmp_path / "bench.json"
-    q.write_text(json.dumps({"runs": [run("going-up/22_3-2.txt", "limit", lb=117)]}))
-    text = floors.markdown([str(q), str(p)])
-    row = [c.strip() for c in next(x for x in text.splitlines() if x.startswith("| 3-2 |")).split("|")[1:-1]]
-    assert row[1:4] == ["**optimal**", "180", "2"] and row[13] == "- / -"
-    assert "known optima matched 1/19" in text.splitlines()[-1]
+def _docs_table() -> list[str]:
+    lines = (ROOT / "docs" / "models" / "kwirk.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("| " + " | ".join(HEADER) + " |")
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return lines[start:end]
+
+
+def _num(text: str) -> float | int | None:
+    if text in ("", "-"):
+        return None
+    v = float(text.replace(",", ""))
+    return int(v) if "." not in text else v
+
+
+def test_the_docs_table_is_what_the_spec_renders_from_its_rows() -> None:
+    doc = _docs_table()
+    records = []
+    for i, line in enumerate(doc[2:-1], start=1):      # the 30 floor rows, in file order
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        status = c[1].strip("*")
+        records.append({
+            "id": f"{i:02d}_{c[0]}", "status": status, "optimal": status == "optimal", "cost": _num(c[2]),
+            "plan": None if c[3] == "" else ["S"] * int(c[3]), "expected": _num(c[4]),
+            "ref": {"best_known": _num(c[5])}, "lower_bound": _num(c[6]), "engine": c[7],
+            "states": _num(c[8]), "last_layer": _num(c[9]), "layer_growth": _num(c[10]),
+            "rss_peak_mb": _num(c[11]), "time_s": _num(c[12]), "time_limit_s": _num(c[13]),
+            "max_memory_mb": _num(c[14]), "stopped_by": c[15] or None})
+    assert len(records) == 30
+    assert render_spec(SPEC, records).splitlines() == doc

@@ -51,7 +51,16 @@ def add_bench_parser(sub: Any) -> None:
     b.add_argument("--engines", metavar="E1,E2",
                    help="solve suites: run these engines instead of the suite's")
     b.add_argument("-k", dest="select", metavar="TEXT",
-                   help="solve suites: only instances whose id contains TEXT")
+                   help="solve suites: only instances whose id (or file) contains TEXT (A,B: any of them)")
+    b.add_argument("-O", dest="model_options", action="append", metavar="KEY=VALUE",
+                   help="solve suites: a model option added to every option set (repeatable)")
+    b.add_argument("-E", dest="engine_options", action="append", metavar="KEY=VALUE",
+                   help="solve suites: an engine option for every engine run (repeatable)")
+    b.add_argument("--max-states", type=int, metavar="N",
+                   help="solve suites: stored-state limit per run (overrides the suite)")
+    b.add_argument("--max-memory", type=_positive_float, metavar="MB",
+                   help="solve suites: MiB of search data per run, the engine's own accounting "
+                        "(overrides the suite's max_memory_mb)")
     b.add_argument("-v", "--verbose", action="store_true", help="print one table row per run")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     b.add_argument("--list", action="store_true", help="list the suites found in bench/ and exit")
@@ -97,6 +106,8 @@ def run_bench(args: argparse.Namespace) -> int:
         "quick": bool(args.quick), "time_limit_override": args.time_limit, "environment": environment(),
         "tables": suite.tables,
     }
+    out = Path(args.output) if args.output else Path("results") / (
+        f"{suite.name}-{started.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}.json")
     if suite.kind == "speed":
         records, report, checks = speed.run_speed(suite, quick=args.quick, time_limit=args.time_limit,
                                                   progress=progress)
@@ -108,22 +119,28 @@ def run_bench(args: argparse.Namespace) -> int:
         if args.quick:
             apply_quick(suite)
         engines = [e.strip() for e in args.engines.split(",") if e.strip()] if args.engines else None
+        eopts = None
+        if args.engine_options:
+            from .. import api
+
+            names = engines or list(dict.fromkeys(e for rs in suite.sets for e in rs.engines))
+            eopts = {e: api.engine_options(e, args.engine_options) for e in names}
+
+        def checkpoint(records: list[dict[str, Any]]) -> None:
+            # rewritten after every unit: a run cut off after hours keeps what it measured
+            _write(out, {**doc, "partial": True, "records": records})
+
         records = runner.run_suite(suite, time_limit=args.time_limit, engines=engines, select=args.select,
-                                   progress=progress, jobs=max(1, args.jobs))
+                                   progress=progress, jobs=max(1, args.jobs), max_states=args.max_states,
+                                   max_memory_mb=args.max_memory, model_options=args.model_options,
+                                   engine_options=eopts, checkpoint=checkpoint)
         wall = time.perf_counter() - t0
         summary = runner.summarise(records)
         summary["wall_s"] = round(wall, 3)
         doc.update(wall_s=round(wall, 3), summary=summary, records=records)
         text = runner.render(records, summary, verbose=args.verbose)
         code = runner.exit_status(summary)
-    out = Path(args.output) if args.output else Path("results") / (
-        f"{suite.name}-{started.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}.json")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        text_json = json.dumps(doc, ensure_ascii=False, indent=1, default=_jsonable)
-        out.write_text(text_json + "\n", encoding="utf-8")
-    except OSError as e:
-        raise PuzzleError(f"cannot write results: {e.strerror}", str(out), code=EXIT_BAD_OPTION) from None
+    _write(out, doc)
     print(f"suite {suite.name} ({suite.path})")
     print(text)
     if suite.tables and suite.kind == "solve":
@@ -136,6 +153,15 @@ def run_bench(args: argparse.Namespace) -> int:
             print(f"wrote {path}: {n} series")
     sys.stdout.flush()
     return code
+
+
+def _write(out: Path, doc: dict[str, Any]) -> None:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        text_json = json.dumps(doc, ensure_ascii=False, indent=1, default=_jsonable)
+        out.write_text(text_json + "\n", encoding="utf-8")
+    except OSError as e:
+        raise PuzzleError(f"cannot write results: {e.strerror}", str(out), code=EXIT_BAD_OPTION) from None
 
 
 def table_main(files: list[str], spec: str | None) -> int:

@@ -15,6 +15,7 @@ from .suite import Instance, RunSet, Suite, interpret_expected
 from .table import table
 
 Progress = Callable[[str], None]
+Unit = tuple[RunSet, Instance, list[str], list[str]]
 
 EXIT_OK = 0
 EXIT_UNDECIDED = 12
@@ -53,19 +54,43 @@ def judge(expected: Any, result: Result | None) -> tuple[bool | None, str]:
 
 def run_suite(suite: Suite, *, time_limit: float | None = None, engines: list[str] | None = None,
               select: str | None = None, progress: Progress | None = stderr_progress,
-              jobs: int = 1) -> list[dict[str, Any]]:
+              jobs: int = 1, max_states: int | None = None, max_memory_mb: float | None = None,
+              model_options: list[str] | None = None, engine_options: dict[str, dict[str, Any]] | None = None,
+              checkpoint: Callable[[list[dict[str, Any]]], None] | None = None) -> list[dict[str, Any]]:
     """Every unit (set, instance, option set) in order; with ``jobs`` > 1 units run in that many
-    processes (records keep the suite's order; times then share the machine, say so when reporting)."""
-    units: list[tuple[RunSet, Instance, list[str], list[str]]] = []
+    processes (records keep the suite's order; times then share the machine, say so when reporting).
+
+    ``select``: instances whose id or spec contains the text (a comma: any of several texts).
+    ``max_states``, ``max_memory_mb``, ``model_options`` (``-O`` pairs added to every option set) and
+    ``engine_options`` (per engine, over the suite's) override the suite; ``checkpoint`` gets the
+    records so far after every unit, so a long run can be saved as it goes."""
+    units: list[Unit] = []
     for rs in suite.sets:
+        if max_states is not None:
+            rs.max_states = max_states
+        if max_memory_mb is not None:
+            rs.max_memory_mb = max_memory_mb
+        for name, kw in (engine_options or {}).items():
+            rs.engine_options[name] = {**rs.engine_options.get(name, {}), **kw}
         eng = engines or rs.engines
         for name in eng:
             api.check_engine(name)
-        units += [(rs, inst, opts, eng) for inst in rs.instances if _selected(inst, select)
-                  for opts in rs.options]
+        units += [(rs, inst, [*opts, *inst.options, *(model_options or [])], eng)
+                  for inst in rs.instances if _selected(inst, select) for opts in rs.options]
     total = sum(len(eng) * rs.reps for rs, _, _, eng in units)
     counter = [0]
     records: list[dict[str, Any]] = []
+
+    def done(recs: list[dict[str, Any]], report: bool) -> None:
+        records.extend(recs)
+        for r in recs:
+            if report:
+                counter[0] += 1
+                if progress:
+                    progress(f"[{counter[0]}/{total}] {_line(r)}")
+        if checkpoint:
+            checkpoint(records)
+
     if jobs <= 1 or len(units) <= 1 or any(rs.give_up for rs in suite.sets):
         misses: dict[tuple[str, str], int] = {}     # (set, engine) -> runs in a row that did not match
         for rs, inst, opts, eng in units:
@@ -73,25 +98,96 @@ def run_suite(suite: Suite, *, time_limit: float | None = None, engines: list[st
                 eng = [e for e in eng if misses.get((rs.label, e), 0) < rs.give_up]
                 if not eng:
                     continue
-            recs = _run_instance(suite, rs, inst, opts, eng, time_limit, progress, counter, total)
+            if rs.isolate:
+                recs = _isolated(suite, rs, inst, opts, eng, time_limit, total)
+            else:
+                recs = _run_instance(suite, rs, inst, opts, eng, time_limit, progress, counter, total)
             for e in eng:
                 ok = all(r["match"] is True for r in recs if r["engine"] == e)
                 misses[(rs.label, e)] = 0 if ok else misses.get((rs.label, e), 0) + 1
-            records.extend(recs)
+            done(recs, rs.isolate)
         return records
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_instance, suite, rs, inst, opts, eng, time_limit, None, [0], total)
-                   for rs, inst, opts, eng in units]
+    with ProcessPoolExecutor(max_workers=jobs) as pool, ThreadPoolExecutor(max_workers=jobs) as threads:
+        futures: list[Future[list[dict[str, Any]]]] = [
+            threads.submit(_isolated, suite, rs, inst, opts, eng, time_limit, total) if rs.isolate
+            else pool.submit(_run_instance, suite, rs, inst, opts, eng, time_limit, None, [0], total)
+            for rs, inst, opts, eng in units]
         for fut in futures:
-            recs = fut.result()
-            records.extend(recs)
-            for r in recs:
-                counter[0] += 1
-                if progress:
-                    progress(f"[{counter[0]}/{total}] {_line(r)}")
+            done(fut.result(), True)
     return records
+
+
+def _isolated(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], engines: list[str],
+              time_limit: float | None, total: int) -> list[dict[str, Any]]:
+    """One unit in a fresh interpreter (``isolate = true``): its ``rss_peak_mb`` is its own, and a
+    process killed for memory ends this unit's records only (status "error")."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        try:
+            return pool.submit(_own_process_unit, suite, rs, inst, opts, engines, time_limit, total).result()
+        except BrokenProcessPool:
+            return _error_records(suite, rs, inst, opts, engines, "the process died (killed for memory?)")
+
+
+def _own_process_unit(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], engines: list[str],
+                      time_limit: float | None, total: int) -> list[dict[str, Any]]:
+    """The child's side of ``_isolated``.  ``ru_maxrss`` survives ``exec`` on Linux (a child of a
+    large parent starts at the parent's peak), so the peak is read from this process's own memory
+    map (``VmHWM``) where there is one."""
+    from .memprobe import status_mb
+
+    recs = _run_instance(suite, rs, inst, opts, engines, time_limit, None, [0], total)
+    peak = status_mb("VmHWM")
+    for r in recs:
+        if peak is not None and "rss_peak_mb" in r:
+            r["rss_peak_mb"] = round(peak, 1)
+    return recs
+
+
+def _base(suite: Suite, rs: RunSet, inst: Instance, opts: list[str]) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "suite": suite.name, "set": rs.label, "model": rs.model, "instance": f"{inst.file}#{inst.id}",
+        "id": inst.id, "file": inst.file, "option_args": list(opts), "expected_raw": inst.expected_raw,
+    }
+    if inst.ref:
+        base["ref"] = dict(inst.ref)
+    return base
+
+
+def _error_records(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], engines: list[str],
+                   message: str) -> list[dict[str, Any]]:
+    return [{**_base(suite, rs, inst, opts), "engine": engine, "kernel": rs.kernel, "repetition": rep,
+             "status": "error", "cost": None, "optimal": False, "expected": None, "match": None,
+             "note": "error", "message": message}
+            for engine in engines for rep in range(rs.reps)]
+
+
+def stopped_by(status: str, stats: dict[str, Any], limits: Limits) -> str | None:
+    """Which limit ended a run with status "limit" (engines report only that one did): the state
+    count at its cap, else the search time at its limit, else the memory budget."""
+    if status != "limit":
+        return None
+    if limits.max_states and (stats.get("states") or 0) >= limits.max_states:
+        return "states"
+    if limits.time_s and (stats.get("time_s") or 0) >= limits.time_s - 1:
+        return "time"
+    return "memory" if limits.max_mb else None
+
+
+def layer_figures(layers: list[int] | None) -> dict[str, Any]:
+    """bfs layers: the deepest one's size and the growth per layer over the last ten (geometric
+    mean), which says how far a search that stopped was from fitting."""
+    if not layers:
+        return {}
+    out: dict[str, Any] = {"last_layer": layers[-1]}
+    if len(layers) > 11 and layers[-11]:
+        out["layer_growth"] = round((layers[-1] / layers[-11]) ** 0.1, 4)
+    return out
 
 
 def _line(rec: dict[str, Any]) -> str:
@@ -122,16 +218,22 @@ def _engine_kwargs(rs: RunSet, engine: str, task: Any, seed: int | None,
 
 
 def _selected(inst: Instance, select: str | None) -> bool:
-    return select is None or select in inst.id or select in inst.spec
+    """``-k``: the id or spec contains one of the comma-separated texts; ``TEXT$``: the id ends with
+    it (``level=1$`` is level 1 only, not 10-19)."""
+    if select is None:
+        return True
+    for s in select.split(","):
+        if s.endswith("$") and len(s) > 1 and inst.id.endswith(s[:-1]):
+            return True
+        if s and not s.endswith("$") and (s in inst.id or s in inst.spec):
+            return True
+    return False
 
 
 def _run_instance(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], engines: list[str],
                   time_limit: float | None, progress: Progress | None, counter: list[int],
                   total: int) -> list[dict[str, Any]]:
-    base: dict[str, Any] = {
-        "suite": suite.name, "set": rs.label, "model": rs.model, "instance": f"{inst.file}#{inst.id}",
-        "id": inst.id, "file": inst.file, "option_args": list(opts), "expected_raw": inst.expected_raw,
-    }
+    base = _base(suite, rs, inst, opts)
     out: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     try:
@@ -161,11 +263,12 @@ def _run_instance(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], eng
     base.update(options=dict(loaded.options), expected=expected, expected_note=note,
                 start_is_goal=start_is_goal, prepare_s=round(prepare_s, 4), kernel_s=round(kernel_s, 4))
     limit = time_limit if time_limit is not None else rs.time_limit
+    limits = Limits(limit, rs.max_states, max_mb=rs.max_memory_mb)
     for engine in engines:
         t_w = time.perf_counter()
         for _ in range(rs.warmup):
             try:
-                api.solve(loaded, engine, Limits(limit, rs.max_states), rs.kernel,
+                api.solve(loaded, engine, limits, rs.kernel,
                           **_engine_kwargs(rs, engine, loaded.task, rs.seed_of(0), expected))
             except PuzzleError:
                 break
@@ -176,7 +279,7 @@ def _run_instance(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], eng
             t2 = time.perf_counter()
             result: Result | None
             try:
-                result = api.solve(loaded, engine, Limits(limit, rs.max_states), rs.kernel,
+                result = api.solve(loaded, engine, limits, rs.kernel,
                                    **_engine_kwargs(rs, engine, loaded.task, seed, expected))
                 message = result.message
             except PuzzleError as e:
@@ -196,7 +299,8 @@ def _run_instance(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], eng
                 "verified": st.get("verified"),
                 "plan_steps": len(result.plan) if result and result.plan is not None else None,
                 "solve_wall_s": round(wall, 4), "warmup_s": round(warmup_s, 4) if rep == 0 else 0.0,
-                "time_limit_s": limit,
+                "time_limit_s": limit, "max_states": rs.max_states, "max_memory_mb": rs.max_memory_mb,
+                "stopped_by": stopped_by(result.status, st, limits) if result else None,
                 "proof": result.proof if result else "", "message": message,
                 "seed": seed,
             }
@@ -206,8 +310,11 @@ def _run_instance(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], eng
                         "solver_calls"):
                 if key in st:
                     rec[key] = st[key]
+            rec.update(layer_figures(st.get("layers")))
             if result is not None and hasattr(result, "solutions") and result.solutions is not None:
                 rec["solutions"] = result.solutions
+            if rs.keep_plan and result is not None and result.plan is not None:
+                rec["plan"] = api.plan_labels(loaded.task, result.plan)
             out.append(rec)
             if progress:
                 progress(f"[{counter[0]}/{total}] {_line(rec)}")

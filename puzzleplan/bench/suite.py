@@ -11,6 +11,9 @@ Paths inside a suite are relative to the suite file.  Format (bench/README.md):
     warmup = 0                     # untimed runs per (instance, engine) first (JIT compilation)
     time_limit = 300               # seconds of search per run
     max_states = 20_000_000        # optional
+    max_memory_mb = 20480          # optional: the engine's own search data, MiB (Limits.max_mb)
+    isolate = false                # true: every (instance, option set) in a fresh process
+    keep_plan = false              # true: records carry the plan's action labels ("plan")
     model = "klotski"
     engines = ["bfs"]
     kernel = "numba"               # or "numpy"
@@ -23,6 +26,9 @@ Paths inside a suite are relative to the suite file.  Format (bench/README.md):
         "../instances/klotski/*.txt",                       # every record of every matching file
         { glob = "../instances/klotski/*.txt", header = "published_min_moves" },
         { file = "x.txt", ids = ["a", "b"], expected = 31 },
+        { file = "microban.xsb", option = "level", from = 1, to = 155 },   # one instance per -O level=N
+        { glob = "going-up/*.txt", expected_from = { file = "known_optima.csv", key = "file",
+          value = "step_optimum", fields = { best_known = "best_known_steps" } } },
     ]
     seeds = [0, 1, 2]              # or { first = 0, count = 50 }: one run per seed (replaces
                                    # repetitions), the seed given to engines that take one (ga, cpsat)
@@ -34,12 +40,22 @@ Paths inside a suite are relative to the suite file.  Format (bench/README.md):
     [[table]]                      # paper-style Markdown tables of the records (table.py: check_spec)
 
 An expected value is an integer optimum or ``unsolvable``.
+
+``expected_from`` reads expected values (and any other reference figures, ``fields``) from a
+CSV file or a Markdown table (by the file's suffix): the row whose ``key`` column holds the
+instance's key -- the option value for ``option`` entries, else the instance file's path
+relative to the reference file's directory; ``match = REGEX`` takes the key from the cell's
+first group (``"Microban (\\d+)"``).  ``part = N`` takes the N-th number of a cell written
+``a / b``; ``weights = [W, 1]`` combines them (a tie-broken cost ``a * W + b``).  The ``fields``
+land in each record under ``ref`` (table field ``ref.best_known``).
 """
 
 from __future__ import annotations
 
+import csv
 import glob as globmod
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +73,9 @@ BENCH_DIR = Path(__file__).resolve().parent.parent.parent / "bench"
 
 SET_KEYS = {"model", "engines", "kernel", "options", "expected", "zero_means_unsolvable", "instances",
             "repetitions", "warmup", "time_limit", "max_states", "label", "engine_options", "seeds",
-            "give_up"}
+            "give_up", "max_memory_mb", "isolate", "keep_plan"}
+ENTRY_KEYS = {"glob", "file", "ids", "header", "expected", "option", "from", "to", "values", "expected_from"}
+REF_KEYS = {"file", "key", "match", "value", "part", "weights", "fields"}
 TOP_KEYS = SET_KEYS | {"name", "description", "kind", "set", "quick", "speed", "enumerate", "table"}
 
 
@@ -74,6 +92,8 @@ class Instance:
     file: str
     record: Record
     expected_raw: Any = None          # what the suite/file says, before interpretation
+    options: list[str] = field(default_factory=list)   # -O pairs of this instance (``option`` entries)
+    ref: dict[str, Any] = field(default_factory=dict)  # reference figures (``expected_from`` fields)
 
 
 @dataclass
@@ -93,6 +113,9 @@ class RunSet:
     seeds: list[int] | None = None    # one run per seed (instead of ``repetitions``), passed to engines
                                       # that take a seed (ga, cpsat); None: engines' default seed
     give_up: int | None = None        # per engine: no more instances after this many misses in a row
+    max_memory_mb: float | None = None   # the engine's own data budget (Limits.max_mb)
+    isolate: bool = False             # each unit in a fresh process: its own peak RSS, a crash ends one unit
+    keep_plan: bool = False           # records carry the plan's action labels
 
     @property
     def reps(self) -> int:
@@ -222,6 +245,9 @@ def _run_set(d: dict[str, Any], path: Path, i: int) -> RunSet:
         warmup=int(d.get("warmup", 0)),
         seeds=seeds,
         give_up=int(d["give_up"]) if d.get("give_up") is not None else None,
+        max_memory_mb=float(d["max_memory_mb"]) if d.get("max_memory_mb") is not None else None,
+        isolate=bool(d.get("isolate", False)),
+        keep_plan=bool(d.get("keep_plan", False)),
     )
 
 
@@ -245,6 +271,10 @@ def expand_instances(entries: Any, base: Path, expected_header: Any, suite_file:
         pattern = entry.get("glob", entry.get("file"))
         if not isinstance(pattern, str):
             raise SuiteError(f"instance entry {entry!r} names no glob or file", suite_file)
+        bad = set(entry) - ENTRY_KEYS
+        if bad:
+            raise SuiteError(f"instance entry {pattern!r}: unknown keys {', '.join(sorted(bad))}", suite_file)
+        lookup = _reference(entry["expected_from"], base, suite_file) if "expected_from" in entry else None
         ids: list[str] | None = [str(x) for x in entry["ids"]] if "ids" in entry else None
         if "#" in pattern:
             pattern, rid = pattern.rsplit("#", 1)
@@ -261,6 +291,22 @@ def expand_instances(entries: Any, base: Path, expected_header: Any, suite_file:
             records = read_records(fp, comment)
             for rec in records:
                 split_headers(rec)
+            if "option" in entry:
+                # the instance is chosen by a model option (Sokoban's -O level=N), not a record
+                if not records:
+                    raise SuiteError(f"{fp}: no puzzle in the file", suite_file)
+                opt = str(entry["option"])
+                for v in _option_values(entry, suite_file):
+                    key = (str(fp.resolve()), f"{opt}={v}")
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    exp, ref = entry.get("expected"), {}
+                    if exp is None and lookup is not None:
+                        exp, ref = lookup(str(v))
+                    out.append(Instance(str(fp), f"{opt}={v}", _display_path(fp), records[0], exp,
+                                        [f"{opt}={v}"], ref))
+                continue
             wanted = records
             if ids is not None and not any(r.id for r in records) and all(x.isdigit() for x in ids):
                 # a file without id headers (one puzzle per line, say): FILE#k is the k-th record as the
@@ -292,11 +338,119 @@ def expand_instances(entries: Any, base: Path, expected_header: Any, suite_file:
                 seen.add(key)
                 spec = f"{fp}#{rec.id}" if rec.id else str(fp)
                 exp: Any = entry.get("expected")
-                if exp is None and isinstance(expected_header, str):
+                ref: dict[str, Any] = {}
+                if exp is None and lookup is not None:
+                    exp, ref = lookup(_relative_key(fp, entry["expected_from"], base))
+                elif exp is None and isinstance(expected_header, str):
                     exp = rec.header(expected_header)
                 elif exp is None and expected_header is not None:
                     exp = expected_header
-                out.append(Instance(spec, rid, disp, rec, exp))
+                out.append(Instance(spec, rid, disp, rec, exp, [], ref))
+    return out
+
+
+def _option_values(entry: dict[str, Any], suite_file: str) -> list[Any]:
+    """``from``/``to`` (inclusive) or ``values``: the option values an ``option`` entry runs."""
+    if "values" in entry:
+        vals = entry["values"]
+        if not isinstance(vals, list) or not vals:
+            raise SuiteError(f"instance entry {entry.get('file')!r}: values must be a non-empty list",
+                             suite_file)
+        return list(vals)
+    lo, hi = entry.get("from"), entry.get("to")
+    if not isinstance(lo, int) or not isinstance(hi, int) or hi < lo:
+        raise SuiteError(f"instance entry {entry.get('file')!r}: option needs values = [...] or integer "
+                         "from and to (to >= from)", suite_file)
+    return list(range(lo, hi + 1))
+
+
+def _relative_key(fp: Path, ref: dict[str, Any], base: Path) -> str:
+    """An instance file's key in a reference table: its path from the table file's directory."""
+    return Path(os.path.relpath(fp.resolve(), (base / str(ref["file"])).resolve().parent)).as_posix()
+
+
+def _reference(ref: Any, base: Path, suite_file: str) -> Any:
+    """``expected_from``: a function from an instance key to (expected_raw, reference fields)."""
+    if not isinstance(ref, dict) or not {"file", "key", "value"} <= set(ref) or set(ref) - REF_KEYS:
+        raise SuiteError("expected_from must be { file, key, value } (optional: match, part, weights, "
+                         "fields)", suite_file)
+    path = base / str(ref["file"])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SuiteError(f"expected_from: cannot read {path}: {e.strerror}", suite_file) from None
+    rows = list(csv.DictReader(text.splitlines())) if path.suffix == ".csv" else _markdown_rows(text)
+    key_col, val_col = str(ref["key"]), str(ref["value"])
+    fields = {str(k): str(v) for k, v in (ref.get("fields") or {}).items()}
+    for col in [key_col, val_col, *fields.values()]:
+        if not any(col in r for r in rows):
+            raise SuiteError(f"expected_from: no column {col!r} in {path}", suite_file)
+    pattern = re.compile(str(ref["match"])) if "match" in ref else None
+    table: dict[str, dict[str, str]] = {}
+    for r in rows:
+        if key_col not in r or val_col not in r:
+            continue
+        k = (r[key_col] or "").strip()
+        if pattern is not None:
+            m = pattern.fullmatch(k)
+            if not m:
+                continue
+            k = m.group(1) if m.groups() else m.group(0)
+        table.setdefault(k, r)
+
+    def lookup(key: str) -> tuple[Any, dict[str, Any]]:
+        r = table.get(key)
+        if r is None:
+            return None, {}
+        return (_cell_value((r[val_col] or "").strip(), ref.get("part"), ref.get("weights")),
+                {k: _number((r.get(c) or "").strip()) for k, c in fields.items()})
+
+    return lookup
+
+
+def _number(text: str) -> Any:
+    if text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _cell_value(text: str, part: Any, weights: Any) -> Any:
+    """A reference cell as an expected value: the whole cell, its N-th ``/`` part, or the parts
+    combined by weights; a cell that is not made of numbers (``n/s``) is passed on as text."""
+    if part is None and weights is None:
+        return _number(text)
+    try:
+        nums = [int(x) for x in text.split("/")]
+    except ValueError:
+        return text or None
+    if weights is not None:
+        if len(nums) != len(weights):
+            return text
+        return sum(int(w) * n for w, n in zip(weights, nums))
+    return nums[int(part)] if int(part) < len(nums) else text
+
+
+def _markdown_rows(text: str) -> list[dict[str, str]]:
+    """Every row of every Markdown table in ``text``, as {header: cell}."""
+    out: list[dict[str, str]] = []
+    lines = text.splitlines()
+    header: list[str] | None = None
+    for i, line in enumerate(lines):
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            if re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", nxt.strip()):
+                header = cells
+            continue
+        if all(re.fullmatch(r":?-+:?", c) for c in cells):
+            continue
+        out.append(dict(zip(header, cells)))
     return out
 
 
@@ -310,7 +464,7 @@ def interpret_expected(raw: Any, start_is_goal: bool | None, zero_means_unsolvab
     if raw is None:
         return None, ""
     text = str(raw).strip().lower()
-    if text in ("", "not computed", "n/c", "unknown", "?"):
+    if text in ("", "not computed", "n/c", "n/s", "unknown", "?"):
         return None, f"no figure ({raw})"
     if text in ("unsolvable", "none", "no solution"):
         if zero_means_unsolvable and start_is_goal:

@@ -86,10 +86,11 @@ def _rich(headers: Sequence[str], cells: list[list[str]], numeric: list[bool], t
 # figures reproducible from one file and lets ``bench table RESULTS.json`` re-render them
 # from a finished run without running anything.
 
-AGGREGATES = ("first", "last", "min", "max", "mean", "median", "sum", "std", "count", "pct", "distinct")
+AGGREGATES = ("first", "last", "min", "max", "mean", "median", "sum", "std", "count", "pct", "distinct",
+              "present", "list")
 TABLE_KEYS = {"title", "where", "rows", "pivot", "pick", "columns", "footer_label", "note"}
 COLUMN_KEYS = {"header", "key", "field", "agg", "where", "format", "scale", "relative_to", "equals",
-               "pivot", "ratio", "lookup", "inner", "footer", "missing"}
+               "pivot", "ratio", "lookup", "inner", "footer", "missing", "map", "count_of"}
 
 
 class TableSpecError(ValueError):
@@ -124,6 +125,8 @@ def check_spec(spec: Any, where: str = "table") -> dict[str, Any]:
         if inner is not None and not (isinstance(inner, dict) and set(inner) == {"by", "agg"}
                                       and inner["agg"] in AGGREGATES):
             raise TableSpecError(f"{w}: inner must be {{ by = FIELD, agg = AGGREGATE }}")
+        if "map" in c and not isinstance(c["map"], dict):
+            raise TableSpecError(f"{w}: map must be a table {{ value = \"text\" }}")
         r = c.get("ratio")
         if r is not None and not (isinstance(r, list) and len(r) == 2):
             raise TableSpecError(f"{w}: ratio must name two column keys")
@@ -173,14 +176,19 @@ def _matches(got: Any, want: Any) -> bool:
 
 
 def aggregate(values: list[Any], agg: str) -> Any:
-    """One figure from a column's values; None values are left out except by count and pct."""
+    """One figure from a column's values; None values are left out except by count and pct
+    (``present``: how many are not None)."""
     if agg == "count":
         return len(values)
+    if agg == "present":
+        return sum(v is not None for v in values)
     if agg == "pct":
         return 100.0 * sum(bool(v) for v in values) / len(values) if values else None
     vals = [v for v in values if v is not None]
     if agg == "distinct":
         return len({repr(v) for v in vals})
+    if agg == "list":         # the distinct values, comma-separated (the levels a run did not solve)
+        return ", ".join(dict.fromkeys(fmt(v) for v in vals)) if vals else None
     if not vals:
         return None
     if agg == "first":
@@ -214,6 +222,8 @@ def _column_value(col: dict[str, Any], recs: list[dict[str, Any]], row_key: tupl
         if field is None:
             return 1
         v = _get(r, field)
+        if "count_of" in col:     # occurrences of an item in a list or text field (plan labels: "S")
+            v = list(v).count(col["count_of"]) if isinstance(v, (list, str)) else None
         if "equals" in col:
             return _matches(v, col["equals"])
         ref = col.get("relative_to")
@@ -296,6 +306,8 @@ def _pick(recs: list[dict[str, Any]], fields: list[str]) -> dict[str, Any]:
 def _cell(col: dict[str, Any], v: Any) -> str:
     if v is None:
         return str(col.get("missing", "-"))
+    if "map" in col and str(v) in col["map"]:      # { optimal = "**optimal**" }: a value's text
+        return str(col["map"][str(v)])
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, (int, float)) and "format" in col:
