@@ -17,13 +17,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from puzzleplan.lang import Act, And, Model, Option, Record, Sum, Table, Tile, split_headers
+from puzzleplan.lang import Act, And, Model, Option, OptionError, Record, Sum, Table, Tile, split_headers
 
 NAME = "sliding"
 OPTIONS = [
-    Option("heuristic", "manhattan", "admissible estimate used by astar/idastar",
-           choices=("manhattan", "none")),
+    Option("heuristic", "manhattan", "admissible estimate used by astar/idastar: pdb = additive pattern "
+           "databases (8-puzzle 4-4, 15-puzzle 5-5-5, blank free) maxed with Manhattan distance",
+           choices=("manhattan", "pdb", "none")),
 ]
+
+# Additive pattern groups by board side: the tiles (goal numbers) each pattern keeps, beside the blank.
+PDB_GROUPS = {
+    3: ((1, 2, 3, 4), (5, 6, 7, 8)),
+    4: ((1, 2, 3, 4, 5), (6, 7, 8, 9, 10), (11, 12, 13, 14, 15)),
+}
 
 DIRS = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
 
@@ -114,7 +121,14 @@ def build(inst: Sliding, heuristic: str = "manhattan") -> Model:
         return Act(guard=t[cell] == 0, effects={t[cell]: t[other], t[other]: 0}, label=d)
 
     m.goal(And(*[t[c] == inst.goal[c] for c in range(n * n)]))
-    if heuristic == "manhattan":
+    if heuristic == "pdb":
+        if n not in PDB_GROUPS:
+            raise OptionError(f"heuristic=pdb has patterns for the 8- and 15-puzzle, not the "
+                              f"{n * n - 1}-puzzle")
+        names = [m.pattern(t, keep=(0, *tiles), free=(0,), name=f"tiles-{tiles[0]}-{tiles[-1]}")
+                 for tiles in PDB_GROUPS[n]]
+        m.patterns(names, additive=True)
+    if heuristic in ("manhattan", "pdb"):
         where = {tile: divmod(i, n) for i, tile in enumerate(inst.goal)}
         terms = []
         for cell in range(n * n):

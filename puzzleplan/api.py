@@ -207,6 +207,10 @@ def load_task(model: str | ModuleType, instance: str, options: list[str] | None 
                          getattr(mod, "__file__", None), code.co_firstlineno if code else None)
     # grounding runs the model's action schemas: their errors are the model file's, with its line
     task = _call_model(mod, "ground the model", ground, built)
+    if task.patterns:   # pattern databases (Model.pattern): built or loaded now, maxed into the heuristic
+        from .solvers import pdb
+
+        task = _call_model(mod, "build its pattern databases", pdb.attach, task)
     return Loaded(mod, rec, data, opts, task, instance)
 
 
@@ -283,6 +287,9 @@ KERNELS = ("auto", *BACKENDS)
 # an "auto" search on the interpreted kernel that ran longer than this (seconds) starts a background
 # compile of the specialised kernel, so that the next run of the same structure finds it cached
 AUTO_COMPILE_AFTER_S = 5.0
+# ... and one that is still running this long (seconds) compiles it in a child meanwhile and switches
+# to it at its next slice boundary (solvers/upgrade.py); PUZZLEPLAN_UPGRADE_AFTER_S overrides
+UPGRADE_AFTER_S = 2.0
 
 
 def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, kernel: str = "auto",
@@ -311,7 +318,10 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
             k = loaded.kernel(backend)
     if STOP.signum is not None and STOP.raising:
         raise Interrupted(STOP.signum)
+    if "task_source" in mode.internal and "task_source" not in engine_options:   # dbfs's Ray workers
+        engine_options = {**engine_options, "task_source": task_source(loaded)}
     compile_s = time.perf_counter() - t0
+    upgrade = _plan_upgrade(loaded, engine, mode, k, kernel, macro, limits, engine_options)
     STOP.raising = False                     # from here on the engine polls: it ends with its bound
     try:
         result = mode.function()(k, limits, **engine_options)
@@ -335,7 +345,21 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
         result.stats["run_s"] = round(time.perf_counter() - limits.started, 3)
     if note or loaded.kernel_note:
         result.stats["kernel_note"] = note or loaded.kernel_note
-    if kernel == "auto" and backend == "interpreted" and result.stats.get("time_s", 0) > AUTO_COMPILE_AFTER_S:
+    if upgrade is not None:
+        k.upgrade = None
+        upgrade.close()
+        if upgrade.state != "waiting":
+            result.stats["kernel_upgrade"] = {"state": upgrade.state, **upgrade.stats}
+        if upgrade.state == "switched":
+            result.stats["kernel"] = "numba"
+            at, took = upgrade.stats["switched_at_s"], upgrade.stats["compile_s"]
+            result.stats["kernel_note"] = (f"started on the interpreter; switched to the compiled kernel "
+                                           f"after {at:.1f} s of search (its compile took {took:.1f} s "
+                                           "beside it)")
+    long_run = result.stats.get("time_s", 0) > AUTO_COMPILE_AFTER_S
+    if upgrade is not None and upgrade.state != "waiting":
+        pass                                 # the kernel was (or is being) compiled already
+    elif kernel == "auto" and backend == "interpreted" and long_run:
         if _compile_in_background(loaded, engine, engine_options):
             result.stats["kernel_note"] = ("the search ran long enough to repay a compile: the specialised "
                                            "kernel is being compiled in the background for the next run")
@@ -351,6 +375,50 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
                               f"(engine said {result.cost}, checker {chk.cost})")
             result.stats["verified"] = False
     return result
+
+
+def task_source(loaded: Loaded) -> Any:
+    """A picklable recipe that rebuilds ``loaded.task`` in another process (a Ray worker of dbfs).
+
+    Why not the task itself: it holds hash-consed expressions and the model's renderer, which do
+    not pickle; the model file, the instance (absolute paths) and the options do.
+    """
+    import functools
+
+    model = getattr(loaded.model, "__file__", None) or getattr(loaded.model, "NAME", "")
+    file, sep, rid = loaded.instance.partition("#")
+    instance = os.path.abspath(file) + sep + rid if os.path.isfile(file) else loaded.instance
+    options = [f"{k}={v}" for k, v in loaded.options.items()]
+    return functools.partial(_rebuilt_task, str(model), instance, options)
+
+
+def _rebuilt_task(model: str, instance: str, options: list[str]) -> Task:
+    return load_task(model, instance, options).task  # type: ignore[return-value]
+
+
+def _plan_upgrade(loaded: Loaded, engine: str, mode: Any, k: Any, kernel: str, macro: bool, limits: Limits,
+                  options: dict[str, Any]) -> Any:
+    """An ``auto`` search on the interpreter may move to the compiled kernel mid-run (solvers/upgrade.py).
+
+    Only where the compiled kernel is a drop-in replacement (not a macro search, whose sub-kernels
+    are built inside the engine), the platform forks, and background compiles are allowed
+    (``PUZZLEPLAN_BACKGROUND_COMPILE=0`` turns both off, as the tests do).
+    """
+    if (kernel != "auto" or macro or k.backend != "interpreted" or not hasattr(os, "fork")
+            or os.environ.get("PUZZLEPLAN_BACKGROUND_COMPILE", "1") == "0"
+            or mode.kernel not in ("compiled", "any", "macro")):
+        return None
+    from .solvers.upgrade import Upgrade
+
+    try:
+        after = float(os.environ.get("PUZZLEPLAN_UPGRADE_AFTER_S", UPGRADE_AFTER_S))
+    except ValueError:
+        after = UPGRADE_AFTER_S
+    work = _compile_work(loaded, engine, mode.function(), options, False, "numba")
+    up = Upgrade(work, lambda: loaded.kernel("numba"), after, limits.progress,
+                 detach=limits.max_rss_mb is None, size={"actions": len(loaded.task.actions)})
+    k.upgrade = up
+    return up
 
 
 def concrete_kernel(loaded: Loaded, engine: str, kernel: str, macro: bool = False) -> str:
@@ -414,7 +482,7 @@ def _compile_first(loaded: Loaded, engine: str, fn: Any, limits: Limits, macro: 
     that is left, so a search on the numpy kernel still has the other half.  Returns the backend
     to use and, when it is not the one asked for, why.
     """
-    from .encodings.kernel import CHILD_NO_NUMBA, CHILD_OK, CHILD_OVER_MEMORY, compile_in_child
+    from .encodings.kernel import CHILD_NO_NUMBA, CHILD_OVER_MEMORY, compile_in_child
     from .solvers.result import rss_bytes
 
     if (backend in loaded.kernels and not macro) or not hasattr(os, "fork"):
@@ -425,6 +493,36 @@ def _compile_first(loaded: Loaded, engine: str, fn: Any, limits: Limits, macro: 
     with STOP.polled():
         if _is_warm(loaded, key, backend, macro):
             return backend, ""
+
+    work = _compile_work(loaded, engine, fn, options, macro, backend)
+    now = time.perf_counter()
+    deadline = limits.deadline(now)
+    wait = None if deadline is None else (deadline - now) / 2
+    budget = None if limits.max_rss_mb is None else max(int(limits.max_rss_mb * 2**20) - rss_bytes(), 0)
+    _kernel_event(limits, "compile_start", actions=len(loaded.task.actions), background=False)
+    code = compile_in_child(work, wait, lambda: STOP.signum is not None, budget)
+    _kernel_event(limits, "compile_end", compile_s=round(time.perf_counter() - now, 3), code=code)
+    if code is None and STOP.signum is not None:
+        raise Interrupted(STOP.signum)
+    what = "the compiled kernel" if backend == "numba" else "the interpreter (compiled once per installation)"
+    if code is None:
+        return "numpy", (f"{what} was not ready within half the time limit "
+                         f"({wait:.1f} s); used the numpy kernel")
+    if code == CHILD_OVER_MEMORY:
+        return "numpy", (f"{what} needed more memory to compile than --max-memory leaves "
+                         f"({limits.max_rss_mb:g} MiB in all); used the numpy kernel")
+    if code == CHILD_NO_NUMBA:
+        return "numpy", "numba could not compile this task's kernel; used the numpy kernel"
+    return backend, ""
+
+
+def _compile_work(loaded: Loaded, engine: str, fn: Any, options: dict[str, Any], macro: bool,
+                  backend: str) -> Any:
+    """What a compile child runs: the engine for one state, which compiles everything the search
+    calls into numba's disk cache, then the warm marker.  Returns the child's exit code."""
+    from .encodings.kernel import CHILD_NO_NUMBA, CHILD_OK
+
+    key = f"{engine}+macro" if macro else engine
 
     def work() -> int:
         # a macro search builds its sub-kernels (mover, walk graph) on its first expansion
@@ -439,23 +537,14 @@ def _compile_first(loaded: Loaded, engine: str, fn: Any, limits: Limits, macro: 
         _mark_warm(loaded, key, backend)
         return CHILD_OK
 
-    now = time.perf_counter()
-    deadline = limits.deadline(now)
-    wait = None if deadline is None else (deadline - now) / 2
-    budget = None if limits.max_rss_mb is None else max(int(limits.max_rss_mb * 2**20) - rss_bytes(), 0)
-    code = compile_in_child(work, wait, lambda: STOP.signum is not None, budget)
-    if code is None and STOP.signum is not None:
-        raise Interrupted(STOP.signum)
-    what = "the compiled kernel" if backend == "numba" else "the interpreter (compiled once per installation)"
-    if code is None:
-        return "numpy", (f"{what} was not ready within half the time limit "
-                         f"({wait:.1f} s); used the numpy kernel")
-    if code == CHILD_OVER_MEMORY:
-        return "numpy", (f"{what} needed more memory to compile than --max-memory leaves "
-                         f"({limits.max_rss_mb:g} MiB in all); used the numpy kernel")
-    if code == CHILD_NO_NUMBA:
-        return "numpy", "numba could not compile this task's kernel; used the numpy kernel"
-    return backend, ""
+    return work
+
+
+def _kernel_event(limits: Limits, name: str, **figures: Any) -> None:
+    """Tell the progress listener (live line, JSON lines) about a compile: it is no silent wait."""
+    if limits.progress is not None:
+        elapsed = 0.0 if limits.started is None else time.perf_counter() - limits.started
+        limits.progress.update({"event": name, "elapsed_s": round(elapsed, 3), **figures})
 
 
 def _is_warm(loaded: Loaded, engine: str, backend: str, macro: bool = False) -> bool:

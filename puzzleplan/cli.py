@@ -100,6 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--certificate", metavar="FILE",
                    help="write a certificate of the optimum or of unsolvability to FILE, for "
                         "`puzzleplan check-certificate` (docs/certificates.md)")
+    s.add_argument("--workers", type=_positive_int, metavar="N",
+                   help="bfs partitioned over N workers (engine dbfs; N > 1 runs Ray actors; "
+                        "docs/distributed.md)")
+    s.add_argument("--ray-address", metavar="ADDR", help="run dbfs's workers on the Ray cluster at ADDR")
+    s.add_argument("--spill-dir", metavar="DIR",
+                   help="bfs (dbfs): spill visited states to sorted runs in DIR when RAM is spent")
+    s.add_argument("--checkpoint", metavar="DIR", help="bfs (dbfs): write a checkpoint to DIR at every layer")
+    s.add_argument("--resume", action="store_true", help="continue the checkpoint in --checkpoint DIR")
 
     v = sub.add_parser("verify", help="run several engines, replay every plan, say which independent "
                                       "paradigms proved the answer (confirmed / unconfirmed / disagree)")
@@ -317,6 +325,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _check_certificate(args)
     if args.command == "solve":
         api.check_engine(args.engine)
+        _distributed_engine(args)
         mode = registry.get(args.engine).transition
         if args.enumerate and (mode is None or "enumerate_all" not in mode.internal):
             raise PuzzleError("--enumerate works with --engine bfs only", code=EXIT_BAD_OPTION)
@@ -357,6 +366,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     extra: dict[str, Any] = {"enumerate_all": True} if args.enumerate else {}
     extra.update(api.engine_options(args.engine, to_engine, loaded.task, model=loaded.model))
     extra.update(api.engine_options(args.engine, args.engine_options, loaded.task))
+    extra.update(api.engine_options(args.engine, _distributed_pairs(args), loaded.task))
     if api.is_constraint_task(loaded.task):
         extra = api.constraint_engine_defaults(args.engine, extra, count=args.count)
     elif args.count != 1:
@@ -384,6 +394,30 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.layers or args.layers_plot:
         _layers(loaded, result, args)
     return api.exit_code(result)
+
+
+_DISTRIBUTED_FLAGS = (("workers", "--workers"), ("ray_address", "--ray-address"),
+                      ("spill_dir", "--spill-dir"), ("checkpoint", "--checkpoint"), ("resume", "--resume"))
+
+
+def _distributed_engine(args: argparse.Namespace) -> None:
+    """``--workers``, ``--spill-dir`` ... run bfs as dbfs (the same search, partitioned); other engines
+    refuse them."""
+    given = [flag for key, flag in _DISTRIBUTED_FLAGS if getattr(args, key, None) not in (None, False)]
+    if not given:
+        return
+    if args.engine == "bfs":
+        args.engine = "dbfs"
+    elif args.engine != "dbfs":
+        raise PuzzleError(f"{given[0]} works with --engine bfs or dbfs only", code=EXIT_BAD_OPTION)
+
+
+def _distributed_pairs(args: argparse.Namespace) -> list[str]:
+    """The distributed flags as dbfs's ``-E`` pairs, so the registry checks them like -E."""
+    if args.command != "solve":
+        return []
+    return [f"{key}={getattr(args, key)}" for key, _ in _DISTRIBUTED_FLAGS
+            if getattr(args, key, None) not in (None, False)]
 
 
 def _write_certificate(loaded: Any, result: Any, args: argparse.Namespace) -> dict[str, Any] | None:

@@ -1,6 +1,9 @@
 """Showing engine progress: a live terminal line (rich) or JSON log lines for scripts.
 
-Engines report raw figures through ``Limits.progress`` (``solvers/progress.py``);
+Engines report raw figures through ``Limits.progress`` (``solvers/progress.py``); kernel events
+(a compile starting or ending, the switch from the interpreter to the compiled kernel:
+``solvers/upgrade.py``) come the same way with an ``event`` name, and JSON lines carry that name
+instead of ``progress``.
 this module turns them into something a person or a script reads.  Both
 listeners add two derived figures: ``states_per_s`` (expanded states per second
 of search, for explicit engines) and ``rss_mb`` (the process's resident memory
@@ -115,7 +118,29 @@ class LiveLine(Listener):
             return
         from rich.text import Text
 
-        self._live.update(Text(self.line(self.engine, figures)), refresh=True)
+        if "event" in figures:    # a kernel event: kept on the line until the next one
+            self.kernel_note = kernel_event_text(figures)
+            figures = {k: v for k, v in figures.items() if k not in ("event", "actions", "compile_s", "code")}
+        line = self.line(self.engine, figures)
+        if getattr(self, "kernel_note", ""):
+            line += f" | {self.kernel_note}"
+        self._live.update(Text(line), refresh=True)
+
+
+def kernel_event_text(figures: dict[str, Any]) -> str:
+    """Words for a kernel event: compile_start, compile_end, kernel_switch, compile_failed."""
+    name = figures.get("event")
+    if name == "compile_start":
+        size = f" ({figures['actions']:,} actions)" if "actions" in figures else ""
+        where = "in the background" if figures.get("background", True) else "first"
+        return f"compiling the task's kernel{size} {where}"
+    if name == "compile_end":
+        return f"kernel compiled in {figures.get('compile_s', 0):.1f} s"
+    if name == "kernel_switch":
+        return f"switched to the compiled kernel (compiled in {figures.get('compile_s', 0):.1f} s)"
+    if name == "compile_failed":
+        return "compile failed: staying on the interpreter"
+    return str(name)
 
 
 def for_cli(engine: str, quiet: bool = False, log: bool = False,

@@ -101,7 +101,7 @@ def test_time_limit_counts_compilation_and_falls_back_to_numpy(tmp_path: Path, k
     kernel and still ends at the limit."""
     env = {**os.environ, "PUZZLEPLAN_CACHE": str(tmp_path)}
     cmd = [sys.executable, "-m", "puzzleplan.cli", "solve", "sliding", KORF, "-e", "bfs", "--json", "-q",
-           "--time-limit", "2", "--kernel", kernel]
+           "--time-limit", "2", "--kernel", kernel, "--log-progress"]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
     wall = time.perf_counter() - t0
@@ -110,6 +110,11 @@ def test_time_limit_counts_compilation_and_falls_back_to_numpy(tmp_path: Path, k
     assert wall <= 2 * 1.05 + 1.0
     assert result["stats"]["kernel"] == "numpy" and "not ready" in result["stats"]["kernel_note"]
     assert result["stats"]["compile_s"] > 0.05
+    # the wait is not silent: the progress log says when the compile started and when it was given up
+    events = [json.loads(line) for line in out.stderr.splitlines() if line.startswith("{")]
+    names = [e["event"] for e in events]
+    assert names.index("compile_start") < names.index("compile_end"), names
+    assert next(e for e in events if e["event"] == "compile_start")["actions"] == 48
 
 
 def test_macro_search_compiles_its_sub_kernels_inside_the_limit(tmp_path: Path) -> None:

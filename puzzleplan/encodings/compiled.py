@@ -23,17 +23,21 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+
 from ..ir.task import Task
 from ..lang.errors import EXIT_UNSAFE_CACHE
-from ..lang.expr import BOOL, Expr, bounds, walk
+from ..lang.expr import BOOL, Expr, TableData, bounds, walk
+from . import drivers
+from .npkernel import table_array
 
 
 def _salt() -> str:
     """Changes whenever the generator or its helpers change, so stale numba caches are never reused."""
     here = Path(__file__).parent
     h = hashlib.sha1()
-    for f in ("compiled.py", "jitlib.py", "hashset.py"):
-        h.update((here / f).read_bytes())
+    for f in [here / "compiled.py", here / "jitlib.py", here / "hashset.py", *drivers.files()]:
+        h.update(f.read_bytes())
     return h.hexdigest()[:12]
 
 
@@ -41,6 +45,48 @@ _SALT = _salt()
 
 _CMP_SYM = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _ARITH_SYM = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}
+
+
+def bit_tables(items: tuple[Expr, ...], var_bounds: list[tuple[int, int]]
+               ) -> tuple[int, list[tuple[int, int, list[int]]]] | None:
+    """Bit-parallel evaluation of a list of "some variable's table lookup equals c" disjunctions.
+
+    The pattern is what a derived occupancy view compiles to: item i = Or_j (T_ij[x_j] == c_ij).
+    Per variable x, one combined table B_x[v] holds bit i for every item that x alone makes
+    true at value v; the whole list is then OR_x B_x[x]: one lookup per variable instead of one
+    per (item, variable).  Used only when every item has that shape and there are <= 62 items
+    (else ``None``).  Returns the bits of the constant items and, per variable in order, ``(x, its
+    lowest value, B_x from that value up)``; both kernels (this one and ``flat``) lay them out.
+    """
+    if len(items) > 62 or any(it.kind != BOOL for it in items):
+        return None
+    per_var: dict[int, list[tuple[int, tuple[int, ...], int, int]]] = {}
+    const_bits = 0
+    for i, it in enumerate(items):
+        if it.op == "const":
+            const_bits |= int(bool(it.val)) << i
+            continue
+        for t in (it.args if it.op == "or" else (it,)):
+            if not (t.op == "eq" and t.args[0].op == "table" and t.args[1].op == "const"
+                    and t.args[0].args[0].op == "var" and t.args[0].args[1].op == "const"):
+                return None
+            tab = t.args[0]
+            per_var.setdefault(int(tab.args[0].val), []).append(  # type: ignore[arg-type]
+                (i, tab.val, int(tab.args[1].val), int(t.args[1].val)))  # type: ignore[arg-type]
+    out = []
+    for v, terms in sorted(per_var.items()):
+        lo, hi = var_bounds[v]
+        if hi - lo > 4096:
+            return None
+        combined = []
+        for value in range(lo, hi + 1):
+            b = 0
+            for i, vals, default, c in terms:
+                if (vals[value] if 0 <= value < len(vals) else default) == c:
+                    b |= 1 << i
+            combined.append(b)
+        out.append((v, lo, combined))
+    return const_bits, out
 
 
 class _Gen:
@@ -101,42 +147,13 @@ class _Gen:
             self.lines.append(f"{buf}[{j}] = {self._int(item)}")
 
     def _bitview(self, items: tuple[Expr, ...]) -> str | None:
-        """Bit-parallel evaluation of a list of "some variable's table lookup equals c" disjunctions.
-
-        The pattern is what a derived occupancy view compiles to: item i = Or_j (T_ij[x_j] == c_ij).
-        Per variable x, one combined table B_x[v] holds bit i for every item that x alone makes
-        true at value v; the whole list is then OR_x B_x[x]: one lookup per variable instead of one
-        per (item, variable).  Used only when every item has that shape and there are <= 62 items.
-        """
-        if len(items) > 62 or any(it.kind != BOOL for it in items):
+        """The bit set of an element list (see :func:`bit_tables`) as an expression: OR_x B_x[x]."""
+        found = bit_tables(items, self.var_bounds)
+        if found is None:
             return None
-        per_var: dict[int, list[tuple[int, tuple[int, ...], int, int]]] = {}
-        const_bits = 0
-        for i, it in enumerate(items):
-            if it.op == "const":
-                const_bits |= int(bool(it.val)) << i
-                continue
-            terms = it.args if it.op == "or" else (it,)
-            for t in terms:
-                if not (t.op == "eq" and t.args[0].op == "table" and t.args[1].op == "const"
-                        and t.args[0].args[0].op == "var" and t.args[0].args[1].op == "const"):
-                    return None
-                tab = t.args[0]
-                v = int(tab.args[0].val)  # type: ignore[arg-type]
-                per_var.setdefault(v, []).append((i, tab.val, int(tab.args[1].val), int(t.args[1].val)))  # type: ignore[arg-type]
+        const_bits, per_var = found
         parts = [str(const_bits)] if const_bits else []
-        for v, terms in sorted(per_var.items()):
-            lo, hi = self.var_bounds[v]
-            if hi - lo > 4096:
-                return None
-            combined = []
-            for value in range(lo, hi + 1):
-                b = 0
-                for i, vals, default, c in terms:
-                    got = vals[value] if 0 <= value < len(vals) else default
-                    if got == c:
-                        b |= 1 << i
-                combined.append(b)
+        for v, lo, combined in per_var:
             off = self.tables.add(combined)
             parts.append(f"TABS[{off} + x{v} - {lo}]" if lo else f"TABS[{off} + x{v}]")
         return " | ".join(parts) if parts else "0"
@@ -177,6 +194,8 @@ class _Gen:
         if op == "table":
             off = self.tables.offset(n)
             size = len(n.val)  # type: ignore[arg-type]
+            if id(n) in self.tables.packed:
+                return f"_tab8(TABS, {off}, {size}, {self.expr(a[0])}, {self.expr(a[1])})"
             if self._inside(a[0], size):
                 return f"TABS[{off} + {self.expr(a[0])}]"
             return f"_tab(TABS, {off}, {size}, {self.expr(a[0])}, {self.expr(a[1])})"
@@ -213,21 +232,6 @@ class _Gen:
         return [f"{indent}{b} = np.empty({sz}, dtype=np.int64)" for b, sz in self.buffer_sizes.items()]
 
 
-_DRIVERS: dict[str, str] = {}
-
-
-def register_driver(name: str, source: str) -> None:
-    """Add an engine's compiled loop to every kernel module.
-
-    Engines (in ``puzzleplan.solvers``) keep their search loops there; the
-    loop is compiled inside the task's module so it calls ``expand``,
-    ``goal``, ``canon_pack`` and ``unpack_rows`` directly and is cached on
-    disk with them.  The source must be generic: it may use only those
-    functions, numpy, and ``puzzleplan.encodings.hashset``.
-    """
-    _DRIVERS[name] = source
-
-
 class _Tables:
     """Constant tables, laid end to end in one array passed at call time.
 
@@ -238,20 +242,42 @@ class _Tables:
 
     def __init__(self) -> None:
         self.slots: dict[int, int] = {}
-        self.values: list[int] = []
+        self.chunks: list[list[int] | np.ndarray] = []
+        self.size = 0
+        self.packed: set[int] = set()    # table nodes stored 8 bytes to a word (see offset)
 
     def offset(self, node: Expr) -> int:
+        """Where the node's values start; a large table of bytes (a pattern database) is packed 8
+        entries to an int64 word, so 16.7 M entries take 16.7 MB, not 134 MB of ``TABS``."""
         if id(node) not in self.slots:
-            self.slots[id(node)] = self.add(node.val)  # type: ignore[arg-type]
+            val = node.val
+            if isinstance(val, TableData) and val.dtype == "uint8":
+                arr = table_array(val)
+                pad = np.zeros(-len(arr) % 8, dtype=np.uint8)
+                words = np.concatenate([arr, pad]).view("<i8").astype(np.int64)   # entry i: byte i % 8
+                self.packed.add(id(node))
+                self.slots[id(node)] = self.add(words)
+            else:
+                self.slots[id(node)] = self.add(val)  # type: ignore[arg-type]
         return self.slots[id(node)]
 
-    def add(self, values: list[int] | tuple[int, ...]) -> int:
-        off = len(self.values)
-        self.values.extend(values)
+    def add(self, values: list[int] | tuple[int, ...] | TableData | np.ndarray) -> int:
+        off = self.size
+        if isinstance(values, TableData):
+            values = table_array(values).astype(np.int64)
+        self.chunks.append(values if isinstance(values, np.ndarray) else list(values))
+        self.size += len(values)
         return off
 
+    @property
+    def values(self) -> np.ndarray:
+        """Every table end to end (one zero when there is none): the ``TABS`` argument."""
+        if not self.chunks:
+            return np.zeros(1, dtype=np.int64)
+        return np.concatenate([np.asarray(c, dtype=np.int64) for c in self.chunks])
 
-def generate(task: Task, budget: int | None = None) -> tuple[str, list[int]]:
+
+def generate(task: Task, budget: int | None = None) -> tuple[str, np.ndarray]:
     """The kernel module's source and the constant table array it is called with.
 
     ``budget``: the largest size (statements plus branches) one generated function may have
@@ -298,7 +324,7 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, list[int]]:
         f"# generated by puzzleplan.encodings.compiled -- do not edit ({_SALT})",
         "import numpy as np",
         "from numba import njit",
-        "from puzzleplan.encodings.jitlib import _assign, _bit, _emit, _first_outside, _tab",
+        "from puzzleplan.encodings.jitlib import _assign, _bit, _emit, _first_outside, _tab, _tab8",
         "from puzzleplan.encodings.hashset import insert_one, visit_config",
         "",
         f"N_ACTIONS = {n_act}",
@@ -355,9 +381,9 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, list[int]]:
         ]
     src += _canon_pack_source(task)
     src += _unpack_source(task)
-    for name in sorted(_DRIVERS):
-        src += _DRIVERS[name].strip("\n").splitlines() + [""]
-    return "\n".join(src) + "\n", consts.values or [0]
+    for _name, driver in drivers.sources():   # the engines' search loops (encodings/drivers/)
+        src += driver.splitlines() + [""]
+    return "\n".join(src) + "\n", consts.values
 
 
 # Above this size (statements plus branches: ``if`` statements and conditional expressions) in
@@ -618,10 +644,10 @@ def cache_dir() -> Path:
                           code=EXIT_OUTPUT) from None
 
 
-_LAST: list[tuple[Task, int | None, str, list[int]]] = []   # the last task's generated source
+_LAST: list[tuple[Task, int | None, str, np.ndarray]] = []   # the last task's generated source
 
 
-def _generated(task: Task, budget: int | None) -> tuple[str, list[int]]:
+def _generated(task: Task, budget: int | None) -> tuple[str, np.ndarray]:
     """``generate(task, budget)``, remembered for the last task: ``warm_marker`` and then
     ``load_module`` both need the source of the same task, and a big one takes a while to write."""
     if _LAST and _LAST[0][0] is task and _LAST[0][1] == budget:
@@ -649,7 +675,7 @@ def is_warm(task: Task, key: str, budget: int | None = None) -> bool:
     return marker.exists() and any((marker.parent / "__pycache__").glob(f"{name}.*.nbi"))
 
 
-def load_module(task: Task, budget: int | None = None) -> tuple[ModuleType, list[int]]:
+def load_module(task: Task, budget: int | None = None) -> tuple[ModuleType, np.ndarray]:
     """Generate, write (once) and import the kernel module for ``task``; also return its tables."""
     src, tables = _generated(task, budget)
     name = module_name(task, budget)

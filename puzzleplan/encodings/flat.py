@@ -23,7 +23,7 @@ constant`` on a common expression (an agent's cell) are reached through a ``DISP
 on that expression's value, the successor-generator idea of the numpy kernel
 (``npkernel._index_keys``), so a state pays only for the actions that can apply there.  Element
 lists of the "occupied cell" shape are read through bit views, as in the compiled kernel
-(``compiled._Gen._bitview``).
+(``compiled.bit_tables``).
 
 Semantics are those of the numpy kernel: total table and element lookups, effects read the
 pre-state, and later (conditional) writes win.  Every operator is total, so short-circuit
@@ -39,11 +39,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.task import Task
-from ..lang.expr import BOOL, Expr
-from .npkernel import _index_keys
+from ..lang.expr import Expr, TableData
+from .compiled import bit_tables
+from .npkernel import _index_keys, table_array
 from .packing import group_arrays, layout_for
 
 WIDTH = 8   # words per instruction: op, dst, a, b, c, d, e, f
+# Builder offsets from here up name a large table's place after the tail (fixed up in ``build``).
+BIG_TABLE = 1 << 50
 
 # opcodes -- control
 OP_CALL, OP_JFALSE, OP_JUMP, OP_DISPATCH, OP_EMIT, OP_SET, OP_SETIF, OP_NEXT, OP_RET, OP_JTRUE = range(1, 11)
@@ -89,6 +92,8 @@ class _Builder:
         self.uses: dict[int, int] = {}
         self.seen: set[int] = set()
         self.tables: dict[int, int] = {}     # table node id -> offset of its values in data
+        self.big: list[np.ndarray] = []       # large tables (TableData), laid after everything else
+        self.big_size = 0
         self.subs: dict[int | tuple[int, ...], tuple[int, list[list[int]]]] = {}  # key -> (id, body)
         self.sub_bvs: dict[int | tuple[int, ...], set[tuple[int, ...]]] = {}  # bit views a sub reads
         self.bv_used: list[set[tuple[int, ...]]] = [set()]
@@ -132,7 +137,7 @@ class _Builder:
         return self.node_reg[id(n)]
 
     def bitview(self, items: tuple[Expr, ...]) -> tuple[int, list[tuple[int, int, int]], int] | None:
-        """``compiled._Gen._bitview``'s pattern: (const bits, [(var, table offset in data, lo)], ...)."""
+        """``compiled.bit_tables``'s pattern: (const bits, [(var, table offset in data, lo)], n items)."""
         key = tuple(id(a) for a in items)
         if key in self.bitviews:
             return self.bitviews[key]
@@ -141,37 +146,17 @@ class _Builder:
         return out
 
     def _bitview(self, items: tuple[Expr, ...]) -> tuple[int, list[tuple[int, int, int]], int] | None:
-        if len(items) > 62 or any(it.kind != BOOL for it in items):
+        found = bit_tables(items, self.task.var_bounds)
+        if found is None:
             return None
-        per_var: dict[int, list[tuple[int, tuple[int, ...], int, int]]] = {}
-        const_bits = 0
-        for i, it in enumerate(items):
-            if it.op == "const":
-                const_bits |= int(bool(it.val)) << i
-                continue
-            for t in (it.args if it.op == "or" else (it,)):
-                if not (t.op == "eq" and t.args[0].op == "table" and t.args[1].op == "const"
-                        and t.args[0].args[0].op == "var" and t.args[0].args[1].op == "const"):
-                    return None
-                tab = t.args[0]
-                per_var.setdefault(int(tab.args[0].val), []).append(  # type: ignore[arg-type]
-                    (i, tab.val, int(tab.args[1].val), int(t.args[1].val)))  # type: ignore[arg-type]
-        terms = []
-        for v, ts in sorted(per_var.items()):
-            lo, hi = self.task.var_bounds[v]
-            if hi - lo > 4096:
-                return None
-            combined = []
-            for value in range(lo, hi + 1):
-                b = 0
-                for i, vals, default, c in ts:
-                    if (vals[value] if 0 <= value < len(vals) else default) == c:
-                        b |= 1 << i
-                combined.append(b)
-            terms.append((v, self.put(combined), lo))
-        return const_bits, terms, len(items)
+        const_bits, per_var = found
+        return const_bits, [(v, self.put(combined), lo) for v, lo, combined in per_var], len(items)
 
-    def put(self, values: list[int] | tuple[int, ...]) -> int:
+    def put(self, values: list[int] | tuple[int, ...] | TableData) -> int:
+        if isinstance(values, TableData):   # millions of entries: an array, not a list of ints
+            self.big.append(table_array(values).astype(np.int64))
+            self.big_size += len(values)
+            return BIG_TABLE + self.big_size - len(values)
         off = len(self.data)
         self.data.extend(int(x) for x in values)
         return off
@@ -570,8 +555,14 @@ def _build(task: Task, tabeq: bool) -> Program:
     header[H_GWIDTH] = obj_vars.shape[1]
     header[H_NSUB] = len(b.subs) + 1
     header[H_SCRATCH] = max([int(ins[3]) ** 2 for ins in code if ins[0] == OP_ASSIGN] or [1])
+    big_off = lay_off + len(tail)
+    for ins in code:                      # large tables' offsets: after the tail
+        if ins[0] in data_ops and ins[data_ops[ins[0]]] >= BIG_TABLE + data_off:
+            ins[data_ops[ins[0]]] += big_off - BIG_TABLE - data_off
     words = [w for ins in code for w in (*ins, *[0] * (WIDTH - len(ins)))]
     P = np.array(header + words + data + tail, dtype=np.int64)
+    if b.big:
+        P = np.concatenate([P, *b.big])
     return Program(P, len(task.actions), n_ins, n_reg)
 
 

@@ -15,6 +15,15 @@ def _tab(T, off, size, i, d):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
+def _tab8(T, off, size, i, d):  # pragma: no cover - compiled
+    """Total lookup in a table of bytes packed 8 to a word from ``T[off]`` (little-endian):
+    how a large table of small values (a pattern database) lives in the int64 ``TABS``."""
+    if 0 <= i < size:
+        return (T[off + (i >> 3)] >> ((i & 7) << 3)) & 255
+    return d
+
+
+@nb.njit(cache=True)
 def _emit(S, i, OUT, PAR, ACT, m, k):  # pragma: no cover - compiled
     """Start successor row m as a copy of state i, produced by action k."""
     for j in range(S.shape[1]):

@@ -189,6 +189,50 @@ CHILD_OK, CHILD_NO_NUMBA, CHILD_FAILED = 0, 3, 4
 CHILD_OVER_MEMORY = -1   # compile_in_child stopped the child at its memory budget (not an exit code)
 
 
+def start_child(work: Callable[[], int]) -> int:
+    """Fork a child that runs ``work`` and exits with its value; returns the child's pid.
+
+    The child is quiet (stdout and stderr to /dev/null), deaf to the terminal's Ctrl-C (its
+    parent ends it) and has no timer of its parent's.
+    """
+    pid = os.fork()
+    if pid == 0:
+        code = CHILD_FAILED
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            code = work()
+        except BaseException:
+            code = CHILD_FAILED
+        finally:
+            os._exit(code)
+    return pid
+
+
+def child_done(pid: int) -> int | None:
+    """The exit code of child ``pid`` once it has ended (reaped here), else None (a cheap test)."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return CHILD_FAILED
+    return os.waitstatus_to_exitcode(status) if done else None
+
+
+def stop_child(pid: int) -> None:
+    """Kill child ``pid`` and reap it (nothing if it is gone already)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
 def compile_in_child(work: Callable[[], int], wait_s: float | None,
                      should_stop: Callable[[], bool] = lambda: False,
                      max_rss: int | None = None) -> int | None:
@@ -205,30 +249,14 @@ def compile_in_child(work: Callable[[], int], wait_s: float | None,
     """
     if not hasattr(os, "fork"):
         return work()
-    pid = os.fork()
-    if pid == 0:   # the child: quiet, deaf to the terminal's Ctrl-C (the parent ends it), no timer
-        code = CHILD_FAILED
-        try:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.signal(signal.SIGALRM, signal.SIG_DFL)
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, 1)
-            os.dup2(null, 2)
-            code = work()
-        except BaseException:
-            code = CHILD_FAILED
-        finally:
-            os._exit(code)
+    pid = start_child(work)
     end = None if wait_s is None else time.perf_counter() + max(wait_s, 0.0)
     try:
         while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
+            code = child_done(pid)
+            if code is not None:
                 pid = 0
-                return os.waitstatus_to_exitcode(status)
+                return code
             if should_stop() or (end is not None and time.perf_counter() >= end):
                 return None
             if max_rss is not None and _rss_of(pid) > max_rss:
@@ -236,11 +264,7 @@ def compile_in_child(work: Callable[[], int], wait_s: float | None,
             time.sleep(0.02)
     finally:
         if pid:   # stopped (or interrupted by an exception): the child goes too
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
+            stop_child(pid)
 
 
 def _rss_of(pid: int) -> int:
@@ -265,4 +289,5 @@ def _rss_of(pid: int) -> int:
         return 0
 
 
-__all__ = ["BACKENDS", "CompiledKernel", "DomainError", "Kernel", "compile_in_child", "make_kernel"]
+__all__ = ["BACKENDS", "CompiledKernel", "DomainError", "Kernel", "child_done", "compile_in_child",
+           "make_kernel", "start_child", "stop_child"]

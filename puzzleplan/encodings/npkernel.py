@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ir.task import Task
 from ..lang.errors import ModelError
-from ..lang.expr import BOOL, Expr
+from ..lang.expr import BOOL, Expr, TableData
 
 STATE_DTYPE = np.int64
 
@@ -83,10 +83,10 @@ def _eval_node(node: Expr, a: list[np.ndarray], S: np.ndarray, n: int) -> np.nda
     if op in ("ite_int", "ite_bool"):
         return np.where(a[0], a[1], a[2])
     if op == "table":
-        vals = np.asarray(node.val, dtype=np.int64)
+        vals = _table_values(node)
         i = a[0]
         inside = (i >= 0) & (i < len(vals))
-        return np.where(inside, vals[np.clip(i, 0, len(vals) - 1)], a[1])
+        return np.where(inside, vals[np.clip(i, 0, len(vals) - 1)].astype(np.int64), a[1])
     if op == "element":
         i, default, items = a[0], a[1], a[2:]
         stacked = np.stack(items, axis=1)
@@ -101,6 +101,28 @@ def _eval_node(node: Expr, a: list[np.ndarray], S: np.ndarray, n: int) -> np.nda
         return assign_rows(np.stack(a, axis=1), int(node.val))  # type: ignore[arg-type]
     raise ValueError(f"numpy kernel: unknown op {op}")
 
+
+def table_array(val: object) -> np.ndarray:
+    """A table node's values as a numpy array: a large table's packed values viewed in place
+    (read-only, no copy), a small table's tuple converted."""
+    if isinstance(val, TableData):
+        a = np.frombuffer(val.array, dtype=val.dtype)
+        a.setflags(write=False)
+        return a
+    return np.asarray(val, dtype=np.int64)
+
+
+def _table_values(node: Expr) -> np.ndarray:
+    """A table node's values as an array: a large table's own (read-only, not copied per batch),
+    a small one's converted once per node and kept."""
+    got = _TABLE_ARRAYS.get(id(node))
+    if got is None:
+        got = _TABLE_ARRAYS[id(node)] = table_array(node.val)
+    return got
+
+
+# interned nodes live as long as the process (lang.expr._INTERN), so their ids are stable keys
+_TABLE_ARRAYS: dict[int, np.ndarray] = {}
 
 _CMP = {
     "eq": np.equal, "ne": np.not_equal, "lt": np.less,

@@ -89,6 +89,18 @@ def unpack_nb(K, lo, word, shift, mask, S) -> None:  # pragma: no cover - compil
             S[i, j] = np.int64((K[i, word[j]] >> shift[j]) & mask[j]) + lo[j]
 
 
+@nb.njit(cache=True, inline="always")
+def object_key(row, obj_vars, o, arity, lo, span) -> int:  # pragma: no cover - compiled
+    """Object ``o``'s value tuple in state ``row`` as one mixed-radix number: the order in which
+    canonicalisation sorts a group's objects (this and ``interp.canon_pack``).  Inlined into its
+    callers: a call per object made ``canonicalise_nb`` about 1.5x slower."""
+    k = np.int64(0)
+    for t in range(arity):
+        v = obj_vars[o, t]
+        k = k * span[v] + (row[v] - lo[v])
+    return k
+
+
 @nb.njit(cache=True)
 def canonicalise_nb(S, obj_vars, grp_start, arity, lo, span) -> None:  # pragma: no cover - compiled
     """Sort each group's objects by their value tuples (insertion sort: groups are small)."""
@@ -97,15 +109,12 @@ def canonicalise_nb(S, obj_vars, grp_start, arity, lo, span) -> None:  # pragma:
     vals = np.empty(obj_vars.shape, dtype=np.int64)
     tmpv = np.empty(obj_vars.shape[1], dtype=np.int64)
     for i in range(S.shape[0]):
+        row = S[i]
         for g in range(n_groups):
             a, b = grp_start[g], grp_start[g + 1]
             ar = arity[g]
             for o in range(a, b):
-                k = np.int64(0)
-                for t in range(ar):
-                    v = obj_vars[o, t]
-                    k = k * span[v] + (S[i, v] - lo[v])
-                keys[o] = k
+                keys[o] = object_key(row, obj_vars, o, ar, lo, span)
                 for t in range(ar):
                     vals[o, t] = S[i, obj_vars[o, t]]
             # insertion sort of objects a..b by key, moving value tuples along

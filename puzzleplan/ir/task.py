@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..lang.errors import ModelError
-from ..lang.expr import BOOL, INT, Expr, ToInt, bounds, to_text, var, walk
-from ..lang.model import MAX_COST, Act, Model, VarInfo, When
+from ..lang.expr import BOOL, INT, Expr, TableData, ToInt, bounds, to_text, var, walk
+from ..lang.model import MAX_COST, Act, Model, Pattern, VarInfo, When
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class Task:
     aux_slack: int | None = None   # see lang.Model.aux_bound
     walk_actions: list[int] = field(default_factory=list)   # ground actions of the walk schemas (Model.walks)
     walk_reversible: bool = False
+    patterns: list[Pattern] = field(default_factory=list)           # Model.pattern (pattern databases)
+    additive_patterns: list[tuple[str, ...]] = field(default_factory=list)   # Model.patterns(additive=True)
 
     @property
     def n_vars(self) -> int:
@@ -211,6 +213,11 @@ class Task:
             schemas = sorted({self.actions[i].name for i in self.walk_actions})
             out.append(f"  walks ({'reversible' if self.walk_reversible else 'one-way'}): "
                        + ", ".join(schemas) + f" ({len(self.walk_actions)} ground actions)")
+        for p in self.patterns:
+            add = next((g for g in self.additive_patterns if p.name in g), None)
+            out.append(f"  pattern {p.name} on " + ",".join(names[i] for i in p.vars)
+                       + f" keep {list(p.keep)} free {list(p.free)}"
+                       + (f" (added with {', '.join(n for n in add if n != p.name)})" if add else ""))
         for a in self.actions:
             out.append(f"  action {a.label} cost {a.cost}")
             # "guard", not "when": When is the language's word for conditional effects
@@ -236,7 +243,7 @@ class Task:
         nodes = walk(roots)
         ids = {id(n): i for i, n in enumerate(nodes)}
         table = [{"op": n.op, "kind": n.kind, "args": [ids[id(a)] for a in n.args],
-                  **({"val": n.val} if n.val is not None else {})} for n in nodes]
+                  **({"val": _json_val(n.val)} if n.val is not None else {})} for n in nodes]
         doc = {
             "name": self.name,
             "variables": [{"name": v.name, "lo": v.lo, "hi": v.hi, "init": v.init, "aux": v.aux}
@@ -371,12 +378,22 @@ def ground(model: Model) -> Task:
         aux_slack=model.aux_slack if any(v.aux for v in model.variables) else None,
         walk_actions=[i for i, a in enumerate(actions) if a.name in model.walk_schemas],
         walk_reversible=model.walk_reversible,
+        patterns=list(model.pattern_decls),
+        additive_patterns=list(model.additive_groups),
     )
     unknown = set(model.walk_schemas) - {s.name for s in model.schemas}
     if unknown:
         raise ModelError(f"walks() names no action schema {', '.join(sorted(unknown))}", *model.origin)
     task.validate(where)
     return task
+
+
+def _json_val(val: object) -> object:
+    """A node's payload for JSON: a large table (a pattern database) by its size and content
+    digest, not millions of numbers (the certificate's task digest reads this)."""
+    if isinstance(val, TableData):
+        return {"table_sha1": val.digest, "size": len(val), "dtype": val.dtype}
+    return val
 
 
 # A state-dependent cost becomes one ground action per value it can take (interval bounds).

@@ -360,16 +360,108 @@ def Implies(a: ExprLike, b: ExprLike) -> Expr:
     return Or(Not(a), b)
 
 
+# A table longer than this is held as a numpy array (:class:`TableData`), not a tuple of ints.
+LARGE_TABLE = 1 << 16
+
+
+class TableData:
+    """The values of a large table, packed in a stdlib ``array.array``, hashed by their content.
+
+    Why not a tuple: a pattern database has millions of entries; a tuple of them costs tens of
+    bytes per entry and is hashed again every time a node over it is interned.  Here the values
+    take 1 to 8 bytes each (the smallest of uint8, int16, int32, int64 that holds them) and the
+    digest of the bytes is computed once, so interning is by content (two equal tables give one
+    node).  It reads like the tuple it replaces (``len``, ``t[i]``, iteration, slices), so code
+    written for small tables keeps working; kernels view ``array`` as a numpy array without a
+    copy (``np.frombuffer(t.array, t.dtype)``).  The language itself imports no numpy: a numpy
+    array given to :class:`Table` is read through its ``dtype``, ``min``, ``max``, ``astype`` and
+    ``tobytes`` methods.
+    """
+
+    __slots__ = ("array", "dtype", "digest", "_hash", "lo", "hi")
+
+    # array typecode and numpy dtype name by width, smallest first
+    _TYPES = (("B", "uint8", 0, 255), ("h", "int16", -2**15, 2**15 - 1), ("i", "int32", -2**31, 2**31 - 1),
+              ("q", "int64", -2**63, 2**63 - 1))
+
+    def __init__(self, values: Iterable[int | bool]):
+        import array
+        import hashlib
+
+        if hasattr(values, "dtype") and hasattr(values, "tobytes"):      # a numpy array
+            if getattr(values, "ndim", 1) != 1 or values.dtype.kind not in "iub":  # type: ignore[attr-defined]
+                raise ValueError("a table is a one-dimensional array of integers")
+            if len(values) == 0:  # type: ignore[arg-type]
+                raise ValueError("empty table")
+            lo, hi = int(values.min()), int(values.max())  # type: ignore[attr-defined]
+            code, name = self._type(lo, hi)
+            arr = array.array(code)
+            arr.frombytes(values.astype(name).tobytes())  # type: ignore[attr-defined]
+        else:
+            ints = [int(v) for v in values]
+            if not ints:
+                raise ValueError("empty table")
+            lo, hi = min(ints), max(ints)
+            code, name = self._type(lo, hi)
+            arr = array.array(code, ints)
+        if arr.itemsize not in (1, 2, 4, 8) or arr.itemsize != {"B": 1, "h": 2, "i": 4, "q": 8}[code]:
+            raise ValueError(f"this platform's array type {code!r} is not {name}")
+        self.array, self.dtype, self.lo, self.hi = arr, name, lo, hi
+        self.digest = hashlib.sha1(name.encode() + arr.tobytes()).hexdigest()
+        self._hash = hash(self.digest)
+
+    @classmethod
+    def _type(cls, lo: int, hi: int) -> tuple[str, str]:
+        for code, name, tlo, thi in cls._TYPES:
+            if tlo <= lo and hi <= thi:
+                return code, name
+        raise ValueError(f"table values {lo}..{hi} do not fit 64 bits")
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, i: int | slice) -> int | tuple[int, ...]:   # type: ignore[override]
+        if isinstance(i, slice):
+            return tuple(self.array[i])
+        return int(self.array[i])
+
+    def __iter__(self):  # noqa: ANN204 - a plain iterator of ints
+        return iter(self.array)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TableData) and other.digest == self.digest
+
+    def __repr__(self) -> str:
+        return f"TableData({len(self)} x {self.dtype}, {self.digest[:12]})"
+
+
 class Table:
     """A constant integer array indexed by an expression: ``Table(v)[x]``.
 
     Lookups are total: an index outside the table yields ``default``.  Guards
     are evaluated in full by the vectorised kernels (no short-circuit), so a
     lookup guarded by a bounds test must still be defined when that test fails.
+
+    ``values`` may be any iterable of integers or a numpy array; above :data:`LARGE_TABLE`
+    entries the table is held as a :class:`TableData` (e.g. a pattern database of millions of
+    entries), which every kernel reads as data rather than source.
     """
 
     def __init__(self, values: Iterable[int | bool], default: int = 0):
-        vals = tuple(int(v) for v in values)
+        vals: tuple[int, ...] | TableData
+        if isinstance(values, TableData):
+            vals = values
+        elif hasattr(values, "dtype") and hasattr(values, "shape"):
+            vals = TableData(values)
+            if len(vals) <= LARGE_TABLE:
+                vals = tuple(vals.array)
+        else:
+            vals = tuple(int(v) for v in values)
+            if len(vals) > LARGE_TABLE:
+                vals = TableData(vals)
         if not vals:
             raise ValueError("empty table")
         self.values = vals
@@ -563,8 +655,10 @@ def substitute(e: Expr, values: dict[int, int]) -> Expr:
 
 def relax_assignments(e: Expr) -> Expr:
     """``e`` with every ``MinAssignment`` replaced by the larger of its row-minima and
-    column-minima sums: never above it, so an admissible heuristic stays admissible, and made
-    of nodes the SAT and CP-SAT encoders can post."""
+    column-minima sums, and every large table lookup (a pattern database, :class:`TableData`)
+    by the least value it can give: never above it, so an admissible heuristic stays
+    admissible, and made of nodes the SAT and CP-SAT encoders can post (a lookup indexed by
+    millions of ranks cannot be)."""
     return _rebuild(e, {}, relax=True)
 
 
@@ -575,6 +669,8 @@ def _rebuild(e: Expr, values: dict[int, int], relax: bool) -> Expr:
         op = n.op
         if op == "var":
             out = const(values[n.val]) if n.val in values else n  # type: ignore[index]
+        elif op == "table" and relax and isinstance(n.val, TableData):
+            out = const(min(n.val.lo, int(a[1].val))) if a[1].is_const else Min(n.val.lo, a[1])
         elif op == "assign" and relax:
             k = int(n.val)  # type: ignore[arg-type]
             rows = [a[i * k:(i + 1) * k] for i in range(k)]

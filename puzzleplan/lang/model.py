@@ -78,6 +78,25 @@ class Heuristic:
     origin: tuple[str | None, int | None] = (None, None)
 
 
+@dataclass(frozen=True)
+class Pattern:
+    """A domain abstraction declared by ``Model.pattern``: on the variables ``vars`` (indices) the
+    values ``keep`` stay distinct and every other value becomes one "other" value.  Moving a
+    value of ``free`` costs nothing in this pattern; the others of ``keep`` are its *charged*
+    values.  See docs/heuristics.md for why the distances of the abstract task are admissible.
+    """
+
+    name: str
+    vars: tuple[int, ...]
+    keep: tuple[int, ...]
+    free: tuple[int, ...] = ()
+    origin: tuple[str | None, int | None] = (None, None)
+
+    @property
+    def charged(self) -> tuple[int, ...]:
+        return tuple(v for v in self.keep if v not in self.free)
+
+
 # Domains and costs the engines can hold: packed keys, cost sums and kernel arithmetic are int64.
 MAX_ABS_VALUE = 2**40
 MAX_COST = 2**31 - 1
@@ -103,6 +122,8 @@ class Model:
         self.aux_slack: int | None = None
         self.walk_schemas: tuple[str, ...] = ()
         self.walk_reversible = False
+        self.pattern_decls: list[Pattern] = []
+        self.additive_groups: list[tuple[str, ...]] = []
 
     # variables ------------------------------------------------------------
     def var(self, name: str, lo: int, hi: int, init: int, aux: bool = False) -> Expr:
@@ -149,6 +170,52 @@ class Model:
     def heuristic(self, h: ExprLike, admissible: bool = True) -> None:
         """Declare an integer estimate of the remaining cost; ``admissible`` = never overestimates."""
         self.heuristic_decl = Heuristic(_lifted(h, "heuristic"), admissible, caller_location())
+
+    def pattern(self, vars: Sequence[Expr], keep: Iterable[int], free: Iterable[int] = (),
+                name: str | None = None) -> str:
+        """Declare a pattern database: the task seen with only the values ``keep`` of ``vars``
+        told apart (all their other values collapse into one), solved exactly backwards from the
+        goal; its distances are an admissible estimate, combined with the model's heuristic by
+        max.  ``free``: kept values whose moves cost nothing here (a sliding puzzle's blank), so
+        that patterns with disjoint charged values can be added (:meth:`patterns`).  Returns the
+        pattern's name.  The engines build the table when a search starts (cached on disk).
+        """
+        where = caller_location()
+        idx = []
+        for v in vars:
+            if not isinstance(v, Expr) or v.op != "var":
+                raise model_error("pattern() takes a list of state variables")
+            i = int(v.val)  # type: ignore[arg-type]
+            if not (0 <= i < len(self.var_nodes) and self.var_nodes[i] is v):
+                raise model_error("pattern() takes this model's state variables")
+            idx.append(i)
+        if not idx or len(set(idx)) != len(idx):
+            raise model_error("pattern() needs distinct state variables, at least one")
+        kept = tuple(_integer(k, "pattern keep value") for k in keep)
+        frees = tuple(_integer(k, "pattern free value") for k in free)
+        if not kept or len(set(kept)) != len(kept):
+            raise model_error("pattern(): keep= needs distinct values, at least one")
+        if not set(frees) <= set(kept):
+            raise model_error(f"pattern(): free values {sorted(set(frees) - set(kept))} are not kept")
+        name = name or f"pattern{len(self.pattern_decls) + 1}"
+        if any(p.name == name for p in self.pattern_decls):
+            raise model_error(f"pattern {name!r} declared twice")
+        self.pattern_decls.append(Pattern(name, tuple(idx), kept, frees, where))
+        return name
+
+    def patterns(self, names: Sequence[str], additive: bool = True) -> None:
+        """Declare that the patterns ``names`` are added, not maxed: sound when no action moves
+        charged values of two of them at once (checked when the tables are built)."""
+        known = {p.name for p in self.pattern_decls}
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise model_error(f"patterns(): no pattern named {', '.join(map(repr, missing))}")
+        if not additive:
+            return
+        taken = {n for g in self.additive_groups for n in g}
+        if taken & set(names):
+            raise model_error(f"patterns(): {sorted(taken & set(names))} already in an additive group")
+        self.additive_groups.append(tuple(names))
 
     def interchangeable(self, objects: Sequence[Sequence[Expr]]) -> None:
         """Objects (tuples of variables) whose values may be permuted without changing the puzzle.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .expr import BOOL, INT, Expr, min_assignment
+from .expr import BOOL, INT, Expr, TableData, min_assignment
 
 Interval = tuple[int, int]
 
@@ -70,7 +70,10 @@ def _mul_interval(e: Expr, ab: list[Interval], vb: Sequence[Interval]) -> Interv
 
 def _table_interval(e: Expr, ab: list[Interval], vb: Sequence[Interval]) -> Interval:
     lo, hi = ab[0]
-    vals = list(e.val[max(lo, 0): hi + 1])  # type: ignore[index]
+    if isinstance(e.val, TableData) and lo <= 0 and hi >= len(e.val) - 1:   # all of a large table:
+        vals = [e.val.lo, e.val.hi]                                            # its known extremes
+    else:
+        vals = list(e.val[max(lo, 0): hi + 1])  # type: ignore[index]
     if lo < 0 or hi >= len(e.val) or not vals:  # type: ignore[arg-type]
         vals.append(ab[1][0])
     return (min(vals), max(vals))

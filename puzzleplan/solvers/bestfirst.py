@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..encodings.kernel import Kernel
+from . import upgrade
 from .macro import MacroKernel
 from .plan import chain, concretise
 from .result import STOP, Clock, Limits, OutOfTime, Result
@@ -75,6 +76,9 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         if batch.size == 0:
             continue
         for lo in range(0, batch.size, chunk):
+            better = upgrade.poll(kernel) if mk is None else None
+            if better is not None:      # the compiled kernel, ready: states pack the same way
+                kernel = better
             part = batch[lo: lo + chunk]
             gp = gval.a[part]
             S = kernel.unpack(table.keys[part])

@@ -9,18 +9,41 @@ unit and for 0/1 costs alike -- the property Hua Rong Dao's "moves" metric
 
 With the compiled kernel one batch (decode, goal test, expand, canonicalise,
 pack, insert) is a single compiled call, so narrow frontiers over hundreds of
-layers cost microseconds of Python each.  With the numpy kernel the same
-algorithm runs as whole-array numpy steps.
+layers cost microseconds of Python each; the loop is
+``encodings/drivers/bfs_run.py``.  With the numpy kernel the same algorithm
+runs as whole-array numpy steps.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..encodings.compiled import register_driver
+from ..encodings.drivers.bfs_run import (
+    BFS_BAD_ACTION,
+    BFS_ENUMERATE,
+    BFS_EXPANDED,
+    BFS_G,
+    BFS_GENERATED,
+    BFS_GOAL_COST,
+    BFS_GOAL_ID,
+    BFS_MAX_STATES,
+    BFS_NCAND,
+    BFS_NCONFIGS,
+    BFS_NLAYERS,
+    BFS_PRUNED,
+    BFS_RET_CLOCK,
+    BFS_RET_DOMAIN,
+    BFS_RET_GROW,
+    BFS_RET_STATE_LIMIT,
+    BFS_SIZE,
+    BFS_SLACK,
+    BFS_SLOTS,
+    BFS_WEND,
+)
 from ..encodings.hashset import insert_new, visit_config
 from ..encodings.kernel import CompiledKernel, DomainError, Kernel
 from ..lang.errors import OptionError
+from . import upgrade
 from .plan import chain, concretise
 from .result import STOP, Clock, Limits, Result
 from .visited import Growable, StateTable, action_dtype, capacity_for, grow
@@ -178,136 +201,14 @@ def solve(kernel: Kernel, limits: Limits, enumerate_all: bool = False) -> Result
     return _result(run, layers)
 
 
-# The whole layered 0-1 BFS as one compiled loop, compiled into each task's kernel module (see
-# encodings.compiled.register_driver).  WORK holds the current layer, in order, and grows at its end
-# as zero-cost successors join the layer; cost-1 successors wait in CK/CP/CA until the layer is
-# closed.  It returns to Python only to grow arrays (3), to let the clock be read (4), on a goal (1),
-# when the reachable states are exhausted (0), on a domain violation (2), or when the stored states
-# reach the state limit while more are to be stored (5: the limit is exact, never passed).
-# With an aux_bound declared (and not enumerating), states whose configuration was reached `slack`
-# or more cheaper are dropped (the dominance prune of lang.Model.aux_bound).
-#   st: 0 wpos, 1 wend, 2 g, 3 size, 4 n candidates, 5 expanded, 6 generated, 7 goal id, 8 goal cost,
-#       9 enumerate?, 10 n layers, 11 bad successor row, 12 its action, 13 slack (-1 none),
-#       14 configurations stored, 15 pruned, 16 max states (stop when more are stored)
-_BFS_RUN = """
-@njit(cache=True)
-def bfs_run(st, KEYS, SLOTS, PARENT, ACTION, COSTS, TABS, LO, HI,
-            WORK, NEXT, CK, CP, CA, LAYERS, S, G, OUT, PAR, ACT, K, budget,
-            CKEYS, CSLOTS, CDIST, CM, SCR):
-    W = KEYS.shape[1]
-    rows = OUT.shape[0]
-    slice_n = max(1, rows // N_ACTIONS)
-    done = 0
-    while True:
-        wpos = st[0]
-        wend = st[1]
-        if wpos >= wend:
-            nc = st[4]
-            if (st[10] >= LAYERS.shape[0] or st[3] + nc > KEYS.shape[0]
-                    or nc > NEXT.shape[0] or nc > WORK.shape[0]
-                    or (st[13] >= 0 and st[14] + nc > CKEYS.shape[0])):
-                return 3
-            LAYERS[st[10]] = wend
-            st[10] += 1
-            size = st[3]
-            cnt = 0
-            for r in range(nc):
-                if size >= st[16]:
-                    st[3] = size
-                    return 5
-                if st[13] >= 0:
-                    pruned, st[14] = visit_config(CSLOTS, CKEYS, st[14], CK, r, CM, CDIST, st[2] + 1,
-                                                  st[13], SCR)
-                    if pruned:
-                        st[15] += 1
-                        continue
-                sid, new, size = insert_one(SLOTS, KEYS, size, CK, r)
-                if new:
-                    PARENT[sid] = CP[r]
-                    ACTION[sid] = CA[r]
-                    NEXT[cnt] = sid
-                    cnt += 1
-            st[3] = size
-            st[4] = 0
-            if cnt == 0:
-                return 0
-            for r in range(cnt):
-                WORK[r] = NEXT[r]
-            st[0] = 0
-            st[1] = cnt
-            st[2] += 1
-            continue
-        if done >= budget or st[3] > st[16]:
-            return 4
-        if (st[3] + rows > KEYS.shape[0] or st[4] + rows > CK.shape[0] or wend + rows > WORK.shape[0]
-                or (st[13] >= 0 and st[14] + rows > CKEYS.shape[0])):
-            return 3
-        hi = min(wend, wpos + slice_n)
-        n = hi - wpos
-        unpack_rows(KEYS, WORK[wpos:hi], S)
-        if st[7] < 0:
-            goal(S[:n], G, TABS)
-            for r in range(n):
-                if G[r]:
-                    st[7] = WORK[wpos + r]
-                    st[8] = st[2]
-                    break
-            if st[7] >= 0 and st[9] == 0:
-                return 1
-        m, nxt = expand(S[:n], 0, OUT, PAR, ACT, TABS, LO, HI)
-        if m < 0:
-            st[11] = -1 - m
-            st[12] = ACT[-1 - m]
-            return 2
-        canon_pack(OUT[:m], K)
-        size = st[3]
-        nc = st[4]
-        for r in range(m):
-            a = ACT[r]
-            p = WORK[wpos + PAR[r]]
-            if COSTS[a] == 0:
-                if size >= st[16]:
-                    st[3] = size
-                    st[4] = nc
-                    st[5] += n
-                    st[6] += m
-                    return 5
-                if st[13] >= 0:
-                    pruned, st[14] = visit_config(CSLOTS, CKEYS, st[14], K, r, CM, CDIST, st[2], st[13], SCR)
-                    if pruned:
-                        st[15] += 1
-                        continue
-                sid, new, size = insert_one(SLOTS, KEYS, size, K, r)
-                if new:
-                    PARENT[sid] = p
-                    ACTION[sid] = a
-                    WORK[wend] = sid
-                    wend += 1
-            else:
-                for w in range(W):
-                    CK[nc, w] = K[r, w]
-                CP[nc] = p
-                CA[nc] = a
-                nc += 1
-        st[3] = size
-        st[4] = nc
-        st[0] = hi
-        st[1] = wend
-        st[5] += n
-        st[6] += m
-        done += n
-"""
-register_driver("bfs_run", _BFS_RUN)
-
-
 def _warm(k: CompiledKernel) -> None:
     """Call ``bfs_run`` once with a zero budget: numba compiles it (or loads it from disk) now,
     for the array types the search will pass (int32 ids, the task's action id type)."""
     V, W = k.n_vars, k.n_words
     i1, u2 = np.zeros(4, dtype=np.int64), np.zeros((4, W), dtype=np.uint64)
     i32, a1 = np.zeros(4, dtype=np.int32), np.zeros(4, dtype=action_dtype(len(k.task.actions)))
-    st = np.zeros(20, dtype=np.int64)
-    st[1] = 1
+    st = np.zeros(BFS_SLOTS, dtype=np.int64)
+    st[BFS_WEND] = 1
     k._mod.bfs_run(st, u2, np.full(8, -1, dtype=np.int32), i32, a1, k.costs, k._tabs, k._lo, k._hi,
                    i1, i1, u2, i32, a1, i1, np.zeros((4, V), dtype=np.int64), np.zeros(4, dtype=np.bool_),
                    np.zeros((4, V), dtype=np.int64), i1, i1, u2, 0, u2, np.full(8, -1, dtype=np.int32), i1,
@@ -337,30 +238,32 @@ def _run_compiled(run: _Search, root: int) -> list[int]:
     PAR = np.empty(rows, dtype=np.int64)
     ACT = np.empty(rows, dtype=np.int64)
     K = np.empty((rows, W), dtype=np.uint64)
-    st = np.zeros(20, dtype=np.int64)
-    st[16] = run.clock.max_states if run.clock.max_states is not None else np.iinfo(np.int64).max
+    st = np.zeros(BFS_SLOTS, dtype=np.int64)   # the loop's state: see encodings/drivers/bfs_run.py
+    st[BFS_MAX_STATES] = run.clock.max_states if run.clock.max_states is not None else np.iinfo(np.int64).max
     slack = k.task.aux_slack
     prune = slack is not None and not run.enumerate_all
-    st[1], st[3], st[7], st[9] = 1, run.table.size, -1, int(run.enumerate_all)
-    st[13] = slack if prune else -1
+    st[BFS_WEND], st[BFS_SIZE], st[BFS_GOAL_ID] = 1, run.table.size, -1
+    st[BFS_ENUMERATE] = int(run.enumerate_all)
+    st[BFS_SLACK] = slack if prune else -1
     configs = StateTable(W, 1 << 12 if prune else 16)
     cdist = Growable(np.int64, 0)
     CM = k.layout.config_mask
     SCR = np.empty((1, W), dtype=np.uint64)
     if prune:
         cdist.ensure(configs.keys.shape[0])
-        _, st[14] = visit_config(configs.slots, configs.keys, 0, run.table.keys, 0, CM, cdist.a, 0, 0, SCR)
+        _, st[BFS_NCONFIGS] = visit_config(configs.slots, configs.keys, 0, run.table.keys, 0, CM, cdist.a,
+                                           0, 0, SCR)
     run.room(rows)
     while True:
         code = mod.bfs_run(st, run.table.keys, run.table.slots, run.parent.a, run.action.a, k.costs,
                            k._tabs, k._lo, k._hi, WORK, NEXT, CK, CP, CA, LAYERS, S, G, OUT, PAR, ACT, K,
                            BUDGET, configs.keys, configs.slots, cdist.a, CM, SCR)
-        run.table.size = int(st[3])
-        configs.size = int(st[14])
+        run.table.size = int(st[BFS_SIZE])
+        configs.size = int(st[BFS_NCONFIGS])
         bufs = WORK.nbytes + NEXT.nbytes + configs.nbytes + cdist.a.nbytes
         run.note_memory(bufs + run.cand.nbytes)
-        if code == 3:
-            nc, wend = int(st[4]), int(st[1])
+        if code == BFS_RET_GROW:
+            nc, wend = int(st[BFS_NCAND]), int(st[BFS_WEND])
             run.cand.n = nc
             more = run.cand.growth_bytes(rows) + 8 * (WORK.shape[0] + NEXT.shape[0])
             if not run.affords(max(rows, nc), bufs + more):
@@ -371,31 +274,37 @@ def _run_compiled(run: _Search, root: int) -> list[int]:
             CK, CP, CA = run.cand.K, run.cand.P, run.cand.A
             WORK = grow(WORK, max(wend, nc) + rows, wend)
             NEXT = grow(NEXT, max(nc, wend) + rows, 0)
-            LAYERS = grow(LAYERS, int(st[10]) + 256, int(st[10]))
+            LAYERS = grow(LAYERS, int(st[BFS_NLAYERS]) + 256, int(st[BFS_NLAYERS]))
             if prune:
                 configs.reserve(max(rows, nc))
                 cdist.ensure(configs.keys.shape[0])
             continue
-        if code == 4:
+        if code == BFS_RET_CLOCK:
             if run.clock.out_of_time() or run.clock.too_many(run.table.size):
                 run.status = "limit"
                 break
-            run.clock.report(depth=int(st[2]), frontier=int(st[1]), next_layer=int(st[4]),
-                             states=run.table.size, expanded=int(st[5]), generated=int(st[6]))
+            better = upgrade.poll(k)   # the compiled kernel, ready: same arrays, faster loop
+            if better is not None:
+                _warm(better)  # type: ignore[arg-type]
+                k = better  # type: ignore[assignment]
+                mod, run.kernel = k._mod, k
+            run.clock.report(depth=int(st[BFS_G]), frontier=int(st[BFS_WEND]), next_layer=int(st[BFS_NCAND]),
+                             states=run.table.size, expanded=int(st[BFS_EXPANDED]),
+                             generated=int(st[BFS_GENERATED]))
             continue
-        if code == 5:
+        if code == BFS_RET_STATE_LIMIT:
             run.status = "limit"
             break
-        if code == 2:
-            act = k.task.actions[int(st[12])]
+        if code == BFS_RET_DOMAIN:
+            act = k.task.actions[int(st[BFS_BAD_ACTION])]
             raise DomainError(f"action {act.label} leads outside a variable's domain")
-        break
-    run.expanded, run.generated = int(st[5]), int(st[6])
+        break   # BFS_RET_GOAL or BFS_RET_EXHAUSTED
+    run.expanded, run.generated = int(st[BFS_EXPANDED]), int(st[BFS_GENERATED])
     if prune:
-        run.extra["pruned_by_aux_bound"] = int(st[15])
-    if st[7] >= 0 and run.status is None:
-        run.found(int(st[7]), int(st[8]))
-    return [int(x) for x in LAYERS[: int(st[10])]]
+        run.extra["pruned_by_aux_bound"] = int(st[BFS_PRUNED])
+    if st[BFS_GOAL_ID] >= 0 and run.status is None:
+        run.found(int(st[BFS_GOAL_ID]), int(st[BFS_GOAL_COST]))
+    return [int(x) for x in LAYERS[: int(st[BFS_NLAYERS])]]
 
 
 def _numpy_batch(run: _Search, part: np.ndarray, g: int, cand: _Candidates) -> np.ndarray:

@@ -121,6 +121,9 @@ class Mode:
     # only worth running by default in verify when the model declares an admissible heuristic
     wants_heuristic: bool = False
     optional_extra: str | None = None   # pip extra that provides it (fd)
+    # run by verify when no engines are named; False for an engine that repeats another's algorithm
+    # on the same kernels (dbfs is bfs partitioned: its agreement with bfs proves nothing new)
+    verify_default: bool = True
 
     def function(self) -> Callable[..., Any]:
         module, _, name = self.entry.partition(":")
@@ -189,6 +192,23 @@ ENGINES: tuple[Engine, ...] = (
     Engine("bfs", "layer-batched breadth-first search; 0-1 BFS when actions cost 0 (exact for unit and "
                   "0/1 costs)",
            transition=Mode("bfs:solve", EXPLICIT, exact_for=_UNIT_01, internal=("enumerate_all",))),
+    Engine("dbfs", "bfs partitioned by key hash over worker shards (in-process or Ray actors), spilling "
+                   "visited states to sorted runs on disk, checkpointed per layer (docs/distributed.md)",
+           transition=Mode("distributed:solve", EXPLICIT, (
+               Opt("workers", int, 1, "shards, one per worker (also set by --workers)", lo=1, hi=4096),
+               Opt("executor", str, "auto", "where shards run: local (this process), ray (one actor each), "
+                   "auto (ray when workers > 1 or a Ray address is given)", choices=("auto", "local", "ray")),
+               Opt("ray_address", str, "", "Ray cluster to join (also set by --ray-address; empty: a "
+                   "local Ray)"),
+               Opt("spill_dir", str, "", "spill visited states to sorted runs here (also set by "
+                   "--spill-dir)"),
+               Opt("spill_mb", float, 0.0, "RAM per worker for visited states before spilling (0: half of "
+                   "--max-memory per worker, else 1024)", lo=0),
+               Opt("checkpoint", str, "", "write a checkpoint here at every layer (also set by "
+                   "--checkpoint)"),
+               Opt("resume", bool, False, "continue the checkpoint in the checkpoint directory (also "
+                   "set by --resume)"),
+           ), exact_for=_UNIT_01, internal=("enumerate_all", "task_source", "fault"), verify_default=False)),
     Engine("ucs", "uniform-cost search with Dial buckets (exact for any non-negative integer costs)",
            transition=Mode(":_ucs", EXPLICIT, _MACRO, exact_for=_ANY_COST, kernel="macro",
                            internal=("macro_backend",))),
@@ -311,7 +331,7 @@ def defaults_for_verify(kind: str, cost_kind: str | None, has_heuristic: bool,
     out = []
     for e in ENGINES:
         m = e.mode(kind)
-        if m is None or m.paradigm == HEURISTIC:
+        if m is None or m.paradigm == HEURISTIC or not m.verify_default:
             continue
         if kind == TRANSITION:
             if cost_kind not in m.exact_for:

@@ -1,0 +1,120 @@
+"""Checkpoints at layer boundaries: each shard's new states per layer, and a manifest that commits them.
+
+Layout of a checkpoint directory::
+
+    manifest.json                 the commit point: closed layers, counters, the files that count
+    d000000-s000-of002.npz        step 0 (the root), written by shard 0 of 2
+    d000001-s001-of002.npz        step 1: what shard 1 stored while closing layer 0
+    ...
+
+A *delta* file holds the states one shard stored during one layer, with their parent keys and
+actions: the zero-cost ones that joined that layer (``z*``) and the next layer (``f*``).  The
+union of all committed deltas is every stored state, so resuming replays them into empty shards;
+the last step's ``f`` part is the frontier.  Why deltas and not snapshots: each state is written
+once (O(states) disk in all, not O(states x layers)), and resuming may use another number of
+workers -- each shard keeps the rows it owns under the new count.
+
+Every file is written under a temporary name and renamed; the manifest is renamed last, so a run
+killed at any moment leaves the previous checkpoint whole (files of an uncommitted step are
+ignored and overwritten).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...ir.task import Task
+from ...lang.errors import OptionError
+
+MANIFEST = "manifest.json"
+VERSION = 1
+
+
+def fingerprint(task: Task) -> str:
+    """Identifies the task (its whole JSON form): a checkpoint resumes only the search it belongs to."""
+    return hashlib.sha256(task.to_json().encode()).hexdigest()[:32]
+
+
+def delta_name(step: int, index: int, n_shards: int) -> str:
+    return f"d{step:06d}-s{index:03d}-of{n_shards:03d}.npz"
+
+
+def write_delta(directory: str, step: int, index: int, n_shards: int,
+                delta: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], W: int) -> str:
+    arrays: dict[str, np.ndarray] = {}
+    for part in ("z", "f"):
+        rows = [d for d in delta if d[0] == part]
+        arrays[f"{part}k"] = np.concatenate([d[1] for d in rows]) if rows else np.zeros((0, W), np.uint64)
+        arrays[f"{part}p"] = np.concatenate([d[2] for d in rows]) if rows else np.zeros((0, W), np.uint64)
+        arrays[f"{part}a"] = np.concatenate([d[3] for d in rows]) if rows else np.zeros(0, np.int32)
+    name = delta_name(step, index, n_shards)
+    _atomic(Path(directory) / name, lambda f: np.savez(f, **arrays))
+    return name
+
+
+def read_delta(directory: str, name: str, W: int) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    path = Path(directory) / name
+    try:
+        with np.load(path) as z:
+            out = [(part, z[f"{part}k"].reshape(-1, W), z[f"{part}p"].reshape(-1, W), z[f"{part}a"])
+                   for part in ("z", "f")]
+    except (OSError, KeyError, ValueError) as e:
+        raise OptionError(f"checkpoint {directory}: cannot read {name} ({type(e).__name__})") from None
+    return out
+
+
+def write_manifest(directory: str, data: dict[str, Any]) -> None:
+    text = json.dumps({"version": VERSION, **data}, indent=1)
+    _atomic(Path(directory) / MANIFEST, lambda f: f.write(text.encode()))
+
+
+def read_manifest(directory: str) -> dict[str, Any] | None:
+    """The committed manifest, or None when the directory holds no checkpoint."""
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise OptionError(f"checkpoint {directory}: {MANIFEST} is unreadable") from None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        raise OptionError(f"checkpoint {directory}: not a dbfs checkpoint of version {VERSION}")
+    return data
+
+
+def prepare_dir(directory: str, resume: bool, task: Task) -> dict[str, Any] | None:
+    """Check the directory for a new run (no checkpoint in it yet) or a resume (one of this task)."""
+    try:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OptionError(f"cannot create checkpoint directory {directory}: {e.strerror}") from None
+    found = read_manifest(directory)
+    if not resume:
+        if found is not None:
+            raise OptionError(f"{directory} already holds a checkpoint: add --resume to continue it, "
+                              "or choose an empty directory")
+        return None
+    if found is None:
+        raise OptionError(f"--resume: no checkpoint in {directory}")
+    if found.get("fingerprint") != fingerprint(task):
+        raise OptionError(f"--resume: the checkpoint in {directory} belongs to another task "
+                          "(model, instance or options differ)")
+    return found
+
+
+def _atomic(path: Path, write: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+__all__ = ["fingerprint", "prepare_dir", "read_delta", "read_manifest", "write_delta", "write_manifest"]

@@ -1,0 +1,276 @@
+"""The driver of the partitioned search: layers, limits, checkpoints, progress and the plan.
+
+It holds no states itself -- only counters, the layer sizes and, at the end, the chain of keys
+from the goal back to the root, which it asks the owning shards for one step at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...encodings.kernel import Kernel
+from ...lang.errors import EXIT_OUTPUT, OptionError, PuzzleError
+from ..plan import concretise
+from ..result import Clock, Limits, Result
+from . import checkpoint as ckpt
+from .executors import LocalExecutor, RayExecutor, Stopped, WorkerLost, wall_deadline
+from .keys import owner
+from .shard import CHUNK, ROUND, ShardConfig
+
+DEFAULT_SPILL_MB = 1024.0   # per worker, when spilling without --max-memory or -E spill_mb
+EXECUTORS = ("auto", "local", "ray")
+
+
+def bytes_per_state(n_words: int) -> int:
+    """RAM per stored state, counting the table's doubling slack: keys, slots, parent key, action."""
+    return 2 * (16 * n_words + 12)
+
+
+def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "auto", ray_address: str = "",
+          spill_dir: str = "", spill_mb: float = 0.0, checkpoint: str = "", resume: bool = False,
+          enumerate_all: bool = False, task_source: Callable[[], Any] | None = None,
+          fault: Callable[[int, Any], None] | None = None) -> Result:
+    """Layer-synchronous breadth-first search (0-1 BFS for 0/1 costs) over hash-partitioned shards.
+
+    ``task_source`` (given by ``api.solve``) rebuilds the task in another process; ``fault`` is a
+    test hook called in the middle of every layer with (layer, executor).
+    """
+    task = kernel.task
+    if task.cost_kind == "general":
+        raise OptionError("engine dbfs is exact for unit and 0/1 action costs only; "
+                          "this model has larger costs: use ucs or astar")
+    if executor not in EXECUTORS:
+        raise OptionError(f"engine dbfs: executor {executor!r} is not one of {', '.join(EXECUTORS)}")
+    if resume and not checkpoint:
+        raise OptionError("--resume needs --checkpoint DIR (the directory of the run to continue)")
+    if limits.max_states == 1:
+        # api.solve's compile warm-up (a forked child runs the engine for one state): nothing to
+        # distribute, spill or save there
+        workers, executor, ray_address, spill_dir, checkpoint, resume = 1, "local", "", "", "", False
+    kind = executor if executor != "auto" else ("ray" if workers > 1 or ray_address else "local")
+    clock = Clock(limits)
+    manifest = ckpt.prepare_dir(checkpoint, resume, task) if checkpoint else None
+    budget = None
+    if spill_dir:
+        try:
+            os.makedirs(spill_dir, exist_ok=True)
+        except OSError as e:
+            raise OptionError(f"cannot create spill directory {spill_dir}: {e.strerror}") from None
+        mb = spill_mb if spill_mb > 0 else (clock.max_bytes / 2**20 / workers / 2 if clock.max_bytes
+                                            else DEFAULT_SPILL_MB)
+        budget = max(16, int(mb * 2**20) // bytes_per_state(kernel.n_words))
+    cfg = ShardConfig(n_shards=workers, enumerate_all=enumerate_all, spill_dir=spill_dir or None,
+                      budget_states=budget, keep_delta=bool(checkpoint))
+    if budget is not None:   # rounds no larger than the RAM table: the buckets then fit the same budget
+        cfg.round = max(CHUNK, min(ROUND, budget))
+    if kind == "local":
+        ex: Any = LocalExecutor(kernel, cfg)
+    else:
+        ex = RayExecutor(cfg, task_source, kernel.backend, ray_address)
+    try:
+        return _Run(kernel, clock, ex, cfg, checkpoint, manifest, fault).go()
+    finally:
+        ex.close()
+
+
+class _Run:
+    def __init__(self, kernel: Kernel, clock: Clock, ex: Any, cfg: ShardConfig, checkpoint: str,
+                 manifest: dict[str, Any] | None, fault: Callable[[int, Any], None] | None):
+        self.kernel, self.clock, self.ex, self.cfg = kernel, clock, ex, cfg
+        self.dir = checkpoint
+        self.manifest = manifest
+        self.fault = fault
+        self.layers: list[int] = []
+        self.groups: list[list[str]] = []
+        self.expanded = self.generated = 0
+        self.states = 0
+        self.goal: tuple[np.ndarray, int] | None = None
+        self.status: str | None = None
+        self.lost = ""
+        self.figs: list[dict[str, Any]] = []
+        self.resumed_at: int | None = None
+        self.stopped = False    # stopped while shards worked: Ray actors may still be busy
+        self.startup_s = 0.0    # until the shards hold the root (Ray: actors started) or the checkpoint
+
+    # ------------------------------------------------------------------ the search
+    def go(self) -> Result:
+        try:
+            self._start()
+            self._layers()
+        except Stopped:
+            self.status = "limit"
+            self.stopped = True
+        except WorkerLost as e:
+            self.status = "limit"
+            self.lost = str(e)
+        except OSError as e:    # a spill run or a checkpoint file that cannot be written (disk full)
+            where = f" {e.filename}" if getattr(e, "filename", None) else ""
+            raise PuzzleError(f"dbfs: cannot write{where}: {e.strerror or type(e).__name__}",
+                              code=EXIT_OUTPUT) from None
+        return self._result()
+
+    def _start(self) -> None:
+        k, ex = self.kernel, self.ex
+        m = self.manifest
+        if m is not None:
+            self.groups = [list(g) for g in m["groups"]]
+            ex.all("restore", self.dir, self.groups)
+            self.layers = [int(x) for x in m["layers"]]
+            self.expanded, self.generated = int(m["expanded"]), int(m["generated"])
+            if m.get("goal") is not None:
+                self.goal = (np.array(m["goal"]["key"], dtype=np.uint64), int(m["goal"]["cost"]))
+                ex.all("mark_goal_seen")
+            self.resumed_at = len(self.layers)
+        else:
+            ex.all("seed", k.canon_pack(k.init_state())[0])
+            if self.dir:
+                self.groups = [ex.all("save", self.dir, 0)]
+                self._commit_checkpoint()
+        self.figs = ex.all("figures")
+        self.states = sum(f["states"] for f in self.figs)
+        self.startup_s = self.clock.elapsed()
+
+    def _layers(self) -> None:
+        ex, clock = self.ex, self.clock
+        stop = clock.out_of_time
+        prev = self.layers[-1] if self.layers else 1
+        while self.status is None:
+            g = len(self.layers)
+            layer_size = sum(ex.all("start_layer"))
+            if layer_size == 0:
+                break
+            while True:     # rounds: expand, exchange; again while work is left or free moves found some
+                if clock.out_of_time() or clock.too_many(self.states):
+                    self.status = "limit"
+                    return
+                infos = ex.expand(wall_deadline(clock.deadline), stop)
+                self.expanded += sum(i["expanded"] for i in infos)
+                self.generated += sum(i["generated"] for i in infos)
+                if any(i["stopped"] for i in infos):
+                    self.status = "limit"
+                    return
+                goals = [i["goal"] for i in infos if i["goal"] is not None]
+                if goals and self.goal is None:
+                    self.goal = (np.asarray(goals[0], dtype=np.uint64), g)
+                    if not self.cfg.enumerate_all:
+                        self.status = "optimal"
+                        return
+                if self.fault is not None:
+                    self.fault(g, ex)
+                new = sum(ex.exchange(stop))
+                self.states += new
+                layer_size += new
+                if new == 0 and not any(i["left"] for i in infos):
+                    break
+            self.layers.append(layer_size)
+            fresh = sum(ex.all("prepare"))
+            if not clock.room(self.states, fresh) or not self._affords(fresh):
+                self.status = "limit"
+                return
+            self.figs = ex.all("commit")
+            self.states = sum(f["states"] for f in self.figs)
+            ram = sum(f["ram_bytes"] for f in self.figs)
+            clock.note_bytes(ram)
+            if self.dir:
+                self.groups.append(ex.all("save", self.dir, g + 1))
+                self._commit_checkpoint()
+            self._report(g, layer_size, prev, fresh, ram)
+            prev = layer_size
+
+    def _affords(self, fresh: int) -> bool:
+        """Whether storing ``fresh`` more states stays under the memory budget (RAM only: with a
+        spill directory the shards spill instead)."""
+        cap = self.clock.max_bytes
+        if cap is None or self.cfg.spill_dir:
+            return True
+        ram = sum(f["ram_bytes"] for f in self.figs)
+        ok = ram + fresh * bytes_per_state(self.kernel.n_words) <= cap
+        self.clock.memory_refused |= not ok
+        return ok
+
+    def _commit_checkpoint(self) -> None:
+        goal = None if self.goal is None else {"key": [int(x) for x in self.goal[0]], "cost": self.goal[1]}
+        ckpt.write_manifest(self.dir, {
+            "fingerprint": ckpt.fingerprint(self.kernel.task), "closed": len(self.layers),
+            "layers": self.layers,
+            "expanded": self.expanded, "generated": self.generated, "workers": self.ex.n,
+            "groups": self.groups, "goal": goal})
+
+    def _report(self, g: int, layer_size: int, prev: int, fresh: int, ram: int) -> None:
+        if self.clock.progress is None:
+            return
+        rates = [round(f["expanded"] / f["busy_s"]) if f["busy_s"] > 0 else 0 for f in self.figs]
+        self.clock.report(depth=g + 1, layer=layer_size, frontier=fresh, states=self.states,
+                          expanded=self.expanded, generated=self.generated,
+                          growth=round(fresh / layer_size, 3) if layer_size else 0.0,
+                          bytes_per_state=round(ram / max(self.states, 1), 1),
+                          spill_bytes=sum(f["disk_bytes"] for f in self.figs), worker_rates=rates)
+
+    # ------------------------------------------------------------------ the answer
+    def _plan(self, goal_key: np.ndarray) -> tuple[np.ndarray, list[int]]:
+        """Keys root..goal and the actions between them, asking each key's owner for its parent."""
+        keys = [np.asarray(goal_key, dtype=np.uint64)]
+        acts: list[int] = []
+        while True:
+            key = keys[-1]
+            where = int(owner(key.reshape(1, -1), self.ex.n)[0])
+            found = self.ex.one(where, "find", key)
+            if found is None:
+                raise RuntimeError("dbfs: a state on the plan's parent chain is missing from its shard")
+            parent, action = found
+            if action < 0:
+                break
+            acts.append(int(action))
+            keys.append(np.asarray(parent, dtype=np.uint64))
+        keys.reverse()
+        acts.reverse()
+        return np.array(keys, dtype=np.uint64), acts
+
+    def _result(self) -> Result:
+        clock, n = self.clock, self.ex.n
+        figs = self.figs
+        if not (self.lost or (self.stopped and self.ex.kind == "ray")):
+            try:
+                figs = self.ex.all("figures")
+            except WorkerLost:
+                pass
+        stats: dict[str, Any] = dict(
+            expanded=self.expanded, generated=self.generated, states=self.states, layers=list(self.layers),
+            workers=n, executor=self.ex.kind, startup_s=round(self.startup_s, 3),
+            worker_expanded=[int(f["expanded"]) for f in figs],
+            spill_bytes=sum(int(f["spilled_bytes"]) for f in figs),
+            spill_runs=sum(int(f["runs"]) for f in figs))
+        if self.resumed_at is not None:
+            stats["resumed_at_layer"] = self.resumed_at
+        if self.dir:
+            stats["checkpoint_layers"] = len(self.groups) - 1
+        if self.cfg.enumerate_all and self.status is None:
+            stats["reachable"] = self.states
+            if not any(v.aux for v in self.kernel.task.variables):
+                stats["configurations"] = self.states
+        status = self.status or ("optimal" if self.goal is not None else "unsolvable")
+        result = Result(status, "dbfs", stats=clock.stats(**stats))
+        if self.goal is not None and status != "limit":
+            keys, acts = self._plan(self.goal[0])
+            result.plan = concretise(self.kernel, keys, acts)
+            result.cost = self.goal[1]
+            result.status = "optimal"
+            result.proof = "bfs layers (exhaustive below the optimum)"
+        elif status == "unsolvable":
+            result.proof = "reachable states exhausted"
+        elif status == "limit" and not self.cfg.enumerate_all:
+            result.message = clock.bounded(result.stats, len(self.layers), "closed bfs layers")
+        elif status == "limit":
+            result.message = clock.reason()
+        if self.lost:
+            again = f"; --resume continues from {self.dir}" if self.dir else ""
+            result.message = f"a worker was lost in layer {len(self.layers)} ({self.lost}); " \
+                             f"{result.message}{again}"
+        return result
+
+
+__all__ = ["EXECUTORS", "bytes_per_state", "solve"]

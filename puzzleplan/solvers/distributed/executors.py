@@ -1,0 +1,178 @@
+"""Where the shards live: objects in this process, or Ray actors (one process each, any machine).
+
+Both executors offer the coordinator the same few calls: run a shard method on every shard
+(``all``) or on one (``one``), and a round of the layer (``expand`` then ``exchange``).  In the
+exchange, each shard receives the buckets every shard made for it; with Ray the buckets are
+objects in Ray's object store and go from actor to actor without passing through the driver.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ...encodings.kernel import Kernel, make_kernel
+from ...lang.errors import OptionError
+from .shard import Shard, ShardConfig
+
+
+class Stopped(Exception):
+    """The coordinator's clock said stop (signal, deadline, memory) while shards were working."""
+
+
+class WorkerLost(Exception):
+    """A shard's process died (killed, out of memory, node lost): the layer cannot be finished."""
+
+
+class LocalExecutor:
+    """All shards in this process, run one after the other (1 worker, and tests without Ray)."""
+
+    kind = "local"
+
+    def __init__(self, kernel: Kernel, cfg: ShardConfig):
+        self.n = cfg.n_shards
+        self.shards = [Shard(i, kernel, cfg) for i in range(self.n)]
+        self._buckets: list[Any] | None = None
+
+    def all(self, method: str, *args: Any) -> list[Any]:
+        return [getattr(s, method)(*args) for s in self.shards]
+
+    def one(self, index: int, method: str, *args: Any) -> Any:
+        return getattr(self.shards[index], method)(*args)
+
+    def expand(self, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
+        out = [s.expand(deadline, stop) for s in self.shards]
+        self._buckets = [b for b, _ in out]
+        return [info for _, info in out]
+
+    def exchange(self, stop: Callable[[], bool]) -> list[int]:
+        b, self._buckets = self._buckets, None
+        assert b is not None
+        return [s.receive(*[b[i][j] for i in range(self.n)]) for j, s in enumerate(self.shards)]
+
+    def close(self) -> None:
+        for s in self.shards:
+            s.close()
+
+
+class ShardActor:
+    """A shard in its own process: it rebuilds the task (``task_source()``) and its kernel there."""
+
+    def __init__(self, index: int, task_source: Callable[[], Any], backend: str, cfg: ShardConfig):
+        kernel = make_kernel(task_source(), backend, fallback=True)
+        self.n = cfg.n_shards
+        self.shard = Shard(index, kernel, cfg)
+
+    def call(self, method: str, *args: Any) -> Any:
+        return getattr(self.shard, method)(*args)
+
+    def expand(self, deadline: float | None) -> tuple[Any, ...]:
+        buckets, info = self.shard.expand(deadline)
+        return (*buckets, info)
+
+
+POLL_S = 0.05   # seconds between two looks at the clock while actors work
+
+
+class RayExecutor:
+    """One Ray actor per shard.  Starts a local Ray (``num_cpus=workers``) unless Ray is running in
+    this process already or ``address`` names a cluster; stops only a Ray it started."""
+
+    kind = "ray"
+
+    def __init__(self, cfg: ShardConfig, task_source: Callable[[], Any] | None, backend: str,
+                 address: str = ""):
+        if task_source is None:
+            raise OptionError("engine dbfs on Ray rebuilds the task in every worker: run it through "
+                              "puzzleplan solve or api.solve")
+        try:
+            import ray
+        except ImportError:
+            raise OptionError("engine dbfs with workers > 1 or a Ray address needs Ray: "
+                              "pip install 'puzzleplan[distributed]'") from None
+        import logging
+
+        self.ray = ray
+        self.n = cfg.n_shards
+        self.started = False
+        if not ray.is_initialized():
+            kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False,
+                                      logging_level=logging.ERROR)
+            try:
+                if address:
+                    ray.init(address=address, **kw)
+                else:
+                    ray.init(num_cpus=self.n, **kw)
+            except Exception as e:   # ConnectionError, RuntimeError, ValueError: the message says which
+                where = f"the Ray cluster at {address}" if address else "a local Ray"
+                raise OptionError(f"cannot start {where}: {_first_line(e)}") from None
+            self.started = True
+        cpus = float(ray.cluster_resources().get("CPU", self.n))
+        per = max(min(1.0, cpus / self.n), 0.001)
+        actor = ray.remote(ShardActor)
+        self.actors = [actor.options(num_cpus=per, max_restarts=0).remote(i, task_source, backend, cfg)
+                       for i in range(self.n)]
+        self._buckets: list[Any] | None = None
+
+    def _get(self, refs: list[Any], stop: Callable[[], bool] | None = None) -> list[Any]:
+        ray = self.ray
+        pending = list(refs)
+        try:
+            while pending:
+                _, pending = ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
+                if pending and stop is not None and stop():
+                    raise Stopped
+            return ray.get(refs)
+        except ray.exceptions.RayActorError as e:
+            raise WorkerLost(_first_line(e)) from None
+
+    def all(self, method: str, *args: Any) -> list[Any]:
+        return self._get([a.call.remote(method, *args) for a in self.actors])
+
+    def one(self, index: int, method: str, *args: Any) -> Any:
+        return self._get([self.actors[index].call.remote(method, *args)])[0]
+
+    def expand(self, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
+        n = self.n
+        refs = [a.expand.options(num_returns=n + 1).remote(deadline) for a in self.actors]
+        self._buckets = [r[:n] for r in refs]
+        return self._get([r[n] for r in refs], stop)
+
+    def exchange(self, stop: Callable[[], bool]) -> list[int]:
+        b, self._buckets = self._buckets, None
+        assert b is not None
+        refs = [a.call.remote("receive", *[b[i][j] for i in range(self.n)])
+                for j, a in enumerate(self.actors)]
+        return self._get(refs, stop)
+
+    def close(self) -> None:
+        ray = self.ray
+        try:
+            done = [a.call.remote("close") for a in self.actors]
+            ray.wait(done, num_returns=len(done), timeout=2)
+        except Exception:   # a dead actor cannot clean up: its spill files stay (docs/distributed.md)
+            pass
+        for a in self.actors:
+            try:
+                ray.kill(a, no_restart=True)
+            except Exception:
+                pass
+        self.actors = []
+        if self.started:
+            ray.shutdown()
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:160] if text else type(e).__name__
+
+
+def wall_deadline(clock_deadline: float | None) -> float | None:
+    """A ``perf_counter`` deadline as ``time.time()``, which other processes can compare against."""
+    if clock_deadline is None:
+        return None
+    return time.time() + (clock_deadline - time.perf_counter())
+
+
+__all__ = ["LocalExecutor", "RayExecutor", "ShardActor", "Stopped", "WorkerLost", "wall_deadline"]

@@ -1,0 +1,243 @@
+"""One shard of the partitioned search: the states whose key hashes to it, and its part of a layer.
+
+A layer, as the coordinator drives it (the same for every executor):
+
+1. ``start_layer``: the frontier becomes the work list.
+2. ``expand``: goal test, expansion, canonical keys; successors are split by owner into one
+   bucket per shard (zero-cost ones apart from cost-1 ones).
+3. ``receive`` (on the owner, with the buckets every shard made for it): zero-cost successors
+   not seen yet join the *current* layer and become the next work list (0-1 BFS: they are at
+   the same distance); cost-1 ones are kept as candidates.  Steps 2-3 repeat until no shard
+   has work: the layer is closed under zero-cost moves.
+4. ``prepare``: candidates not seen yet, each once -- the next layer (counted before it is
+   stored, so ``--max-states`` is exact); ``commit`` stores them.
+
+A shard only ever talks to the coordinator; the buckets travel between shards once per round.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...encodings.kernel import Kernel
+from . import checkpoint
+from .keys import first_rows, owner
+from .spill import Visited
+
+CHUNK = 1 << 15   # states expanded per kernel call (bounds the successor arrays)
+ROUND = 1 << 20   # states expanded per round at most: bounds the buckets held until the exchange
+
+Bucket = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+@dataclass
+class ShardConfig:
+    n_shards: int
+    enumerate_all: bool = False
+    spill_dir: str | None = None
+    budget_states: int | None = None    # states in RAM before a spill (None: never spill)
+    keep_delta: bool = False            # keep each layer's new states for the checkpoint
+    chunk: int = CHUNK
+    round: int = ROUND
+
+
+class Shard:
+    def __init__(self, index: int, kernel: Kernel, cfg: ShardConfig):
+        self.index = index
+        self.kernel = kernel
+        self.cfg = cfg
+        self.n = cfg.n_shards
+        W = kernel.n_words
+        self.W = W
+        spill = None
+        if cfg.spill_dir:
+            spill = f"{cfg.spill_dir}/shard-{index:03d}"
+        self.visited = Visited(W, cfg.budget_states if spill else None, spill)
+        self.frontier = _empty(W)
+        self.work = _empty(W)
+        self.cand: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.prepared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.delta: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.goal_seen = False
+        self.expanded = 0
+        self.generated = 0
+        self.busy_s = 0.0       # seconds spent expanding (for the per-worker rate)
+
+    # ------------------------------------------------------------------ set-up
+    def seed(self, root: np.ndarray) -> int:
+        """Store the root if this shard owns it; its frontier is then the root alone."""
+        root = np.asarray(root, dtype=np.uint64).reshape(1, self.W)
+        if int(owner(root, self.n)[0]) != self.index:
+            return 0
+        P, A = np.zeros_like(root), np.full(1, -1, dtype=np.int32)
+        self.visited.add(root, P, A)
+        self.frontier = root.copy()
+        self._note("f", root, P, A)
+        return 1
+
+    def mark_goal_seen(self) -> None:
+        """A resumed enumeration already found its goal: test no more states."""
+        self.goal_seen = True
+
+    # ------------------------------------------------------------------ one layer
+    def start_layer(self) -> int:
+        self.work, self.frontier = self.frontier, _empty(self.W)
+        self.cand = []
+        return int(self.work.shape[0])
+
+    def expand(self, deadline: float | None = None,
+               stop: Callable[[], bool] | None = None) -> tuple[list[Bucket], dict[str, Any]]:
+        """Expand up to ``cfg.round`` states of the work list (``info["left"]``: how many wait for the
+        next round); ``deadline`` (``time.time()``) or ``stop()`` end it early (``info["stopped"]``:
+        the layer is then incomplete and the coordinator ends the run)."""
+        t0 = time.perf_counter()
+        k, n, W = self.kernel, self.n, self.W
+        work, self.work = self.work[: self.cfg.round], self.work[self.cfg.round:]
+        parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(2 * n)]
+        info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
+                                "left": int(self.work.shape[0])}
+        for lo in range(0, work.shape[0], self.cfg.chunk):
+            if (stop is not None and stop()) or (deadline is not None and time.time() > deadline):
+                info["stopped"] = True
+                break
+            Kw = np.ascontiguousarray(work[lo: lo + self.cfg.chunk])
+            S = k.unpack(Kw)
+            if not self.goal_seen:
+                hit = np.flatnonzero(k.goal(S))
+                if hit.size:
+                    self.goal_seen = True
+                    info["goal"] = Kw[hit[0]].copy()
+                    if not self.cfg.enumerate_all:
+                        break
+            succ, par, act = k.expand(S)
+            info["expanded"] += Kw.shape[0]
+            info["generated"] += succ.shape[0]
+            if not succ.shape[0]:
+                continue
+            K = k.canon_pack(succ)
+            P = Kw[par]
+            A = act.astype(np.int32)
+            code = 2 * owner(K, n) + (k.costs[act] != 0)    # per shard: zero-cost first, then cost 1
+            order = np.argsort(code, kind="stable")
+            bounds = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=2 * n))])
+            K, P, A = K[order], P[order], A[order]
+            for c in range(2 * n):
+                a, b = bounds[c], bounds[c + 1]
+                if b > a:
+                    parts[c].append((K[a:b], P[a:b], A[a:b]))
+        buckets = []
+        for d in range(n):
+            zero = _cat(parts[2 * d], W)
+            one = _cat(parts[2 * d + 1], W)
+            buckets.append((*zero, *one))
+        self.expanded += info["expanded"]
+        self.generated += info["generated"]
+        dt = time.perf_counter() - t0
+        self.busy_s += dt
+        info["seconds"] = dt
+        return buckets, info
+
+    def receive(self, *buckets: Bucket) -> int:
+        """Take the buckets every shard made for this one; returns how many zero-cost successors are
+        new (they are this layer's states too, and the next work list)."""
+        zk, zp, za = _cat([(b[0], b[1], b[2]) for b in buckets if b[0].shape[0]], self.W)
+        ok, op, oa = _cat([(b[3], b[4], b[5]) for b in buckets if b[3].shape[0]], self.W)
+        if ok.shape[0]:
+            # most successors are stored already (a state's parent, its siblings): drop the ones the
+            # RAM table knows and repeats now, so the candidates held until the layer closes stay few
+            keep = np.flatnonzero(self.visited.table.lookup(ok) < 0)
+            keep = keep[first_rows(ok[keep])]
+            self.cand.append((ok[keep], op[keep], oa[keep]))
+        if not zk.shape[0]:
+            return 0
+        keep = self._fresh(zk)
+        zk, zp, za = zk[keep], zp[keep], za[keep]
+        self.visited.add(zk, zp, za)
+        self.work = np.concatenate([self.work, zk]) if self.work.shape[0] else zk
+        self._note("z", zk, zp, za)
+        return int(zk.shape[0])
+
+    def prepare(self) -> int:
+        """The next layer: candidates not stored yet, each once.  Returns their number."""
+        K, P, A = _cat(self.cand, self.W)
+        self.cand = []
+        keep = self._fresh(K) if K.shape[0] else np.zeros(0, dtype=np.int64)
+        self.prepared = (K[keep], P[keep], A[keep])
+        return int(keep.shape[0])
+
+    def commit(self) -> dict[str, Any]:
+        """Store the prepared layer; it is the frontier of the next one."""
+        assert self.prepared is not None
+        K, P, A = self.prepared
+        self.prepared = None
+        self.visited.add(K, P, A)
+        self.frontier = K
+        self._note("f", K, P, A)
+        return self.figures()
+
+    def _fresh(self, K: np.ndarray) -> np.ndarray:
+        """Indices of the rows of ``K`` not stored yet, the first of each distinct row."""
+        idx = np.flatnonzero(self.visited.unseen(K))
+        return idx[first_rows(K[idx])]
+
+    # ------------------------------------------------------------------ queries
+    def figures(self) -> dict[str, Any]:
+        return {"states": self.visited.size, "frontier": int(self.frontier.shape[0]),
+                "ram_bytes": self.visited.nbytes + 8 * self.W * int(self.frontier.shape[0]),
+                "disk_bytes": self.visited.disk_bytes, "spilled_bytes": self.visited.spilled_bytes,
+                "runs": len(self.visited.runs), "expanded": self.expanded, "generated": self.generated,
+                "busy_s": self.busy_s}
+
+    def find(self, key: np.ndarray) -> tuple[np.ndarray, int] | None:
+        return self.visited.find(key)
+
+    def close(self) -> None:
+        self.visited.close()
+
+    # ------------------------------------------------------------------ checkpoints
+    def _note(self, part: str, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
+        if self.cfg.keep_delta and K.shape[0]:
+            self.delta.append((part, K, P, A))
+
+    def save(self, directory: str, step: int) -> str:
+        """Write the states stored since the last save (see checkpoint.py); returns the file name."""
+        name = checkpoint.write_delta(directory, step, self.index, self.n, self.delta, self.W)
+        self.delta = []
+        return name
+
+    def restore(self, directory: str, groups: list[list[str]]) -> int:
+        """Load the states this shard owns from a checkpoint's delta files (written with any shard
+        count): ``groups`` holds one list of files per closed layer, oldest first; the next-layer
+        part of the last group is the frontier.  Returns the states stored."""
+        frontier = []
+        for i, names in enumerate(groups):
+            for name in names:
+                for part, K, P, A in checkpoint.read_delta(directory, name, self.W):
+                    mine = owner(K, self.n) == self.index
+                    K, P, A = K[mine], P[mine], A[mine]
+                    self.visited.add(K, P, A)
+                    if i == len(groups) - 1 and part == "f":
+                        frontier.append(K)
+        self.frontier = np.concatenate(frontier) if frontier else _empty(self.W)
+        return self.visited.size
+
+
+def _empty(W: int) -> np.ndarray:
+    return np.zeros((0, W), dtype=np.uint64)
+
+
+def _cat(parts: list[tuple[np.ndarray, ...]], W: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not parts:
+        return _empty(W), _empty(W), np.zeros(0, dtype=np.int32)
+    if len(parts) == 1:
+        return parts[0][0], parts[0][1], parts[0][2]
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]))
+
+
+__all__ = ["CHUNK", "Shard", "ShardConfig"]

@@ -1,0 +1,238 @@
+"""A shard's visited set: a hash table in RAM, plus sorted runs on disk once RAM is spent.
+
+Delayed duplicate detection (Korf 2003, "Delayed duplicate detection: extended abstract"): when
+the table passes its budget, its records are written out as one *run* -- every state's key,
+parent key and action, sorted by the key's 64-bit hash -- and the table starts empty.  A state
+is known when the table or any run holds it; candidates are checked against the runs in one
+pass per batch (sorted hashes, ``searchsorted`` on memory-mapped arrays, the full key compared
+on a hash match), so each run is read sequentially, never probed one state at a time.  More
+than :data:`MAX_RUNS` runs are merged into one (a chunked two-way merge that never holds a whole
+run in RAM), which bounds the probes per candidate.
+
+Why sorted by hash and not by key: keys are several words long; one uint64 sorts and searches
+at numpy speed, and the hash is already computed to pick the shard.  Equal hashes of distinct
+keys are rare and handled (every row of an equal-hash range is compared).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..visited import StateTable, grow
+from .keys import key_hash
+
+MAX_RUNS = 4          # more runs than this are merged into one
+MERGE_CHUNK = 1 << 20  # rows per window of the chunked merge
+
+
+@dataclass
+class Run:
+    """One sorted run on disk: four .npy files sharing ``stem`` (hashes, keys, parent keys, actions)."""
+
+    stem: str
+    n: int
+
+    def __post_init__(self) -> None:
+        self.H = np.load(self.stem + ".h.npy", mmap_mode="r")
+        self.K = np.load(self.stem + ".k.npy", mmap_mode="r")
+        self.P = np.load(self.stem + ".p.npy", mmap_mode="r")
+        self.A = np.load(self.stem + ".a.npy", mmap_mode="r")
+
+    @property
+    def disk_bytes(self) -> int:
+        return int(self.H.nbytes + self.K.nbytes + self.P.nbytes + self.A.nbytes)
+
+    def positions(self, h: np.ndarray, K: np.ndarray) -> np.ndarray:
+        """Row of each key (hashes ``h``, rows ``K``) in this run, -1 where absent; ``h`` sorted."""
+        out = np.full(h.shape[0], -1, dtype=np.int64)
+        if self.n == 0 or h.shape[0] == 0:
+            return out
+        lo = np.searchsorted(self.H, h, side="left")
+        hi = np.searchsorted(self.H, h, side="right")
+        todo = np.flatnonzero(hi > lo)
+        d = 0
+        while todo.size:
+            at = lo[todo] + d
+            same = (np.asarray(self.K[at]) == K[todo]).all(axis=1)
+            out[todo[same]] = at[same]
+            todo = todo[~same]
+            d += 1
+            todo = todo[lo[todo] + d < hi[todo]]
+        return out
+
+    def delete(self) -> None:
+        for part in ("h", "k", "p", "a"):
+            try:
+                os.unlink(f"{self.stem}.{part}.npy")
+            except OSError:
+                pass
+
+
+def write_run(stem: str, H: np.ndarray, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> Run:
+    """Sort by hash and write; each file goes to a temporary name first, then is renamed."""
+    order = np.argsort(H, kind="stable")
+    for part, arr in (("h", H), ("k", K), ("p", P), ("a", A)):
+        tmp = f"{stem}.{part}.tmp.npy"
+        np.save(tmp, np.ascontiguousarray(arr[order]))
+        os.replace(tmp, f"{stem}.{part}.npy")
+    return Run(stem, int(H.shape[0]))
+
+
+def merge_runs(a: Run, b: Run, stem: str) -> Run:
+    """One run holding both (sorted by hash), written window by window from the memory maps."""
+    n = a.n + b.n
+    W = a.K.shape[1]
+    outs = {}
+    for part, dtype, shape in (("h", np.uint64, (n,)), ("k", np.uint64, (n, W)), ("p", np.uint64, (n, W)),
+                               ("a", a.A.dtype, (n,))):
+        outs[part] = np.lib.format.open_memmap(f"{stem}.{part}.tmp.npy", mode="w+", dtype=dtype, shape=shape)
+    i = j = o = 0
+    inf = np.iinfo(np.uint64).max
+    while i < a.n or j < b.n:
+        i2, j2 = min(i + MERGE_CHUNK, a.n), min(j + MERGE_CHUNK, b.n)
+        # everything up to the smaller of the two windows' last hashes is inside both windows
+        limit = min(int(a.H[i2 - 1]) if i2 < a.n else inf, int(b.H[j2 - 1]) if j2 < b.n else inf)
+        ia = i + int(np.searchsorted(a.H[i:i2], np.uint64(limit), side="right"))
+        jb = j + int(np.searchsorted(b.H[j:j2], np.uint64(limit), side="right"))
+        H = np.concatenate([a.H[i:ia], b.H[j:jb]])
+        order = np.argsort(H, kind="stable")
+        m = H.shape[0]
+        outs["h"][o:o + m] = H[order]
+        outs["k"][o:o + m] = np.concatenate([a.K[i:ia], b.K[j:jb]])[order]
+        outs["p"][o:o + m] = np.concatenate([a.P[i:ia], b.P[j:jb]])[order]
+        outs["a"][o:o + m] = np.concatenate([a.A[i:ia], b.A[j:jb]])[order]
+        i, j, o = ia, jb, o + m
+    for part, arr in outs.items():
+        arr.flush()
+        del arr
+        os.replace(f"{stem}.{part}.tmp.npy", f"{stem}.{part}.npy")
+    outs.clear()
+    return Run(stem, n)
+
+
+class Visited:
+    """The states a shard owns, with each one's parent key and action (-1: the root).
+
+    ``budget_states`` is None for RAM only; else the table spills into ``spill_dir`` as soon as it
+    holds more states than that.  Runs are private to this set (checkpoints record the states
+    themselves, see checkpoint.py), so merged-away runs are deleted at once.
+    """
+
+    def __init__(self, n_words: int, budget_states: int | None = None, spill_dir: str | None = None):
+        self.n_words = n_words
+        self.budget = budget_states
+        self.dir = Path(spill_dir) if spill_dir else None
+        if self.budget is not None and self.dir is None:
+            raise ValueError("a spill budget needs a spill directory")
+        if self.dir is not None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        self._tag = uuid.uuid4().hex[:8]
+        self._seq = 0
+        self.runs: list[Run] = []
+        self.spilled_bytes = 0    # written in all (merges included): the disk traffic
+        self._fresh_table()
+
+    def _fresh_table(self) -> None:
+        cap = 1 << 12 if self.budget is None else max(16, min(1 << 12, 2 * self.budget))
+        self.table = StateTable(self.n_words, cap)
+        self.pk = np.zeros((self.table.keys.shape[0], self.n_words), dtype=np.uint64)
+        self.act = np.full(self.table.keys.shape[0], -1, dtype=np.int32)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def size(self) -> int:
+        return self.table.size + sum(r.n for r in self.runs)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.table.nbytes + self.pk.nbytes + self.act.nbytes)
+
+    @property
+    def disk_bytes(self) -> int:
+        return sum(r.disk_bytes for r in self.runs)
+
+    def unseen(self, K: np.ndarray) -> np.ndarray:
+        """Boolean mask: rows of ``K`` held neither by the table nor by any run."""
+        fresh = self.table.lookup(K) < 0
+        if not self.runs or not fresh.any():
+            return fresh
+        idx = np.flatnonzero(fresh)
+        h = key_hash(K[idx])
+        order = np.argsort(h, kind="stable")
+        idx, h = idx[order], h[order]
+        for run in self.runs:
+            hit = run.positions(h, K[idx]) >= 0
+            fresh[idx[hit]] = False
+            idx, h = idx[~hit], h[~hit]
+            if not idx.size:
+                break
+        return fresh
+
+    def find(self, key: np.ndarray) -> tuple[np.ndarray, int] | None:
+        """(parent key, action) of one stored key; None if this shard does not hold it."""
+        K = np.asarray(key, dtype=np.uint64).reshape(1, -1)
+        i = int(self.table.lookup(K)[0])
+        if i >= 0:
+            return self.pk[i].copy(), int(self.act[i])
+        h = key_hash(K)
+        for run in self.runs:
+            p = int(run.positions(h, K)[0])
+            if p >= 0:
+                return np.asarray(run.P[p]).copy(), int(run.A[p])
+        return None
+
+    # ------------------------------------------------------------------ updates
+    def add(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
+        """Store rows that are new and distinct (the caller has checked with :meth:`unseen`)."""
+        if K.shape[0] == 0:
+            return
+        ids, _ = self.table.insert(K)
+        cap = self.table.keys.shape[0]
+        self.pk = grow(self.pk, cap, self.pk.shape[0], 0)
+        self.act = grow(self.act, cap, self.act.shape[0], -1)
+        self.pk[ids] = P
+        self.act[ids] = A
+        if self.budget is not None and self.table.size > self.budget:
+            self.spill()
+
+    def spill(self) -> None:
+        """Write the table as one sorted run and start an empty table."""
+        n = self.table.size
+        if n == 0 or self.dir is None:
+            return
+        K = self.table.keys[:n]
+        run = write_run(self._stem(), key_hash(K), K, self.pk[:n], self.act[:n])
+        self.runs.append(run)
+        self.spilled_bytes += run.disk_bytes
+        self._fresh_table()
+        if len(self.runs) > MAX_RUNS:
+            self._merge()
+
+    def _merge(self) -> None:
+        while len(self.runs) > 1:
+            self.runs.sort(key=lambda r: r.n)
+            a, b = self.runs[0], self.runs[1]
+            m = merge_runs(a, b, self._stem())
+            self.spilled_bytes += m.disk_bytes
+            self.runs = [m, *self.runs[2:]]
+            a.delete()
+            b.delete()
+
+    def close(self) -> None:
+        """Delete every file this set wrote."""
+        for r in self.runs:
+            r.delete()
+        self.runs = []
+
+    def _stem(self) -> str:
+        assert self.dir is not None
+        self._seq += 1
+        return str(self.dir / f"run-{self._tag}-{self._seq:05d}")
+
+
+__all__ = ["MAX_RUNS", "Run", "Visited", "merge_runs", "write_run"]

@@ -1,0 +1,322 @@
+"""Engine dbfs (puzzleplan/solvers/distributed): the partitioned search must be bfs, exactly.
+
+Differential against in-process bfs on the same kernel: the same status, optimum and per-layer
+state counts, and a plan the reference checker accepts (``api.solve`` replays it) -- on the
+8-puzzle's whole space (eight-hardest-a, 31 moves, 181,440 states), bundled Hua Rong Dao layouts
+and seeded random small instances (the generator of test_differential.py), with 1, 2 and 4
+shards, spilling to disk and not.  Most cases use the in-process executor (the shards as objects
+in this process: the same shard code, no Ray start); one module-scoped local Ray with 2 CPUs runs
+the cases that need real workers, a killed worker among them.  Checkpoints: a run broken in the
+middle of a layer resumes to the same layers and optimum.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import ROOT, run_cli
+from test_differential import cases
+
+from puzzleplan import api
+from puzzleplan.lang.errors import EXIT_BAD_OPTION, OptionError
+from puzzleplan.solvers.distributed import spill
+from puzzleplan.solvers.distributed.keys import first_rows, key_hash, owner
+from puzzleplan.solvers.progress import Collect
+from puzzleplan.solvers.result import Limits
+
+EIGHT = str(ROOT / "instances/sliding/eight.txt")
+HARDEST = f"{EIGHT}#eight-hardest-a"
+FAYAA = str(ROOT / "instances/klotski/fayaa.txt")
+JUGS = ROOT / "tests/models/jugs.py"
+SPILL_MB = 0.05   # a few hundred states per shard in RAM: every case that spills writes and merges runs
+
+
+@pytest.fixture(scope="module")
+def eight():
+    loaded = api.load_task("sliding", HARDEST)
+    return loaded, api.solve(loaded, "bfs", kernel="numpy")
+
+
+def dbfs(loaded, tmp_path: Path | None = None, kernel: str = "numpy", limits: Limits | None = None,
+         spill_on: bool = False, **options):
+    options.setdefault("executor", "local")
+    if spill_on:
+        assert tmp_path is not None
+        options.update(spill_dir=str(tmp_path / "spill"), spill_mb=SPILL_MB)
+    return api.solve(loaded, "dbfs", limits or Limits(), kernel=kernel, **options)
+
+
+def same_as_bfs(r, b) -> None:
+    assert r.engine == "dbfs"
+    assert (r.status, r.cost) == (b.status, b.cost), r.message
+    assert r.stats["layers"] == b.stats["layers"]
+    if r.plan is not None:
+        assert r.stats["verified"] is True and len(r.plan) >= (r.cost or 0) and r.cost == b.cost
+
+
+# ----------------------------------------------------------------------------- the 8-puzzle's whole space
+@pytest.mark.parametrize("shards", [1, 2, 4])
+@pytest.mark.parametrize("spill_on", [False, True], ids=["ram", "spill"])
+def test_eight_puzzle_whole_space(eight, tmp_path, shards, spill_on):
+    loaded, b = eight
+    r = dbfs(loaded, tmp_path, workers=shards, spill_on=spill_on)
+    same_as_bfs(r, b)
+    assert r.cost == 31 and r.stats["states"] == b.stats["states"] == 181_440
+    per_worker = r.stats["worker_expanded"]
+    assert sum(per_worker) == r.stats["expanded"] and len(per_worker) == shards
+    if shards > 1:   # the hash spreads the states: no shard does more than 60 % of the work
+        assert max(r.stats["worker_expanded"]) < 0.6 * r.stats["expanded"]
+    if spill_on:
+        assert r.stats["spill_runs"] >= 1 and r.stats["spill_bytes"] > 0
+        assert not list((tmp_path / "spill").rglob("*.npy"))   # a finished run removes its runs
+    else:
+        assert r.stats["spill_runs"] == 0
+
+
+def test_enumerate_counts_the_reachable_states(capsys):
+    code, out, err = run_cli(["solve", "sliding", HARDEST, "--kernel", "numpy", "--enumerate", "--json",
+                              "-e", "dbfs", "-E", "workers=2", "-E", "executor=local"], capsys)
+    doc = json.loads(out)
+    assert code == 0, err
+    assert doc["engine"] == "dbfs" and doc["stats"]["reachable"] == 181_440 and doc["cost"] == 31
+
+
+# ----------------------------------------------------------------------------- Hua Rong Dao layouts
+@pytest.mark.parametrize("rid", ["fayaa-001", "fayaa-002"])
+def test_hua_rong_dao_layouts(tmp_path, rid):
+    loaded = api.load_task("klotski", f"{FAYAA}#{rid}", ["metric=steps"])
+    b = api.solve(loaded, "bfs", kernel="interpreted")
+    for shards, spill_on in ((1, True), (2, False), (4, True)):
+        r = dbfs(loaded, tmp_path / str(shards), kernel="interpreted", workers=shards, spill_on=spill_on)
+        same_as_bfs(r, b)
+        assert r.stats["states"] == b.stats["states"]
+
+
+def test_hua_rong_dao_moves_metric_is_a_0_1_bfs(tmp_path):
+    """Consecutive steps of one piece are free: zero-cost successors join the layer being expanded.
+
+    (bfs's compiled loop prunes by the model's aux bound and stores fewer states, so only the
+    optimum is compared here; the layer-exact 0/1 comparison is in the random sweep below.)"""
+    loaded = api.load_task("klotski", f"{FAYAA}#fayaa-001", ["metric=moves"])
+    assert loaded.task.cost_kind == "01"
+    r = dbfs(loaded, tmp_path, kernel="interpreted", workers=2, spill_on=True)
+    assert r.status == "optimal" and r.cost == 81 and r.stats["verified"]
+
+
+# ----------------------------------------------------------------------------- random small instances
+def _random_sweep(n: int, seed: int, tmp_path: Path, configs) -> None:
+    problems = []
+    for i, case in enumerate(cases(n, seed, tmp_path)):
+        path = tmp_path / f"{case.name}.txt"
+        path.write_text(case.text, encoding="utf-8")
+        loaded = api.load_task(case.model, str(path), case.options)
+        b = api.solve(loaded, "bfs", kernel="numpy")
+        for shards, spill_on in configs(i):
+            r = dbfs(loaded, tmp_path / f"{i}-{shards}-{spill_on}", workers=shards, spill_on=spill_on)
+            if (r.status, r.cost, r.stats["layers"]) != (b.status, b.cost, b.stats["layers"]) or \
+                    (r.plan is not None and not r.stats["verified"]):
+                problems.append(f"{case.name} {case.options} shards={shards} spill={spill_on}: dbfs "
+                                f"{r.status} {r.cost} {r.stats['layers']} bfs {b.status} {b.cost} "
+                                f"{b.stats['layers']}\n{case.text}")
+    assert not problems, "\n".join(problems)
+
+
+def test_random_small_instances(tmp_path):
+    """12 seeded instances (layouts under both metrics, 8-puzzle walks), one configuration each."""
+    _random_sweep(12, 2111, tmp_path, lambda i: [((1, 2, 4)[i % 3], i % 2 == 0)])
+
+
+@pytest.mark.slow
+def test_random_small_instances_sweep(tmp_path):
+    """100 instances, each with 1, 2 and 4 shards, spilling and not."""
+    _random_sweep(100, 21, tmp_path, lambda i: [(s, sp) for s in (1, 2, 4) for sp in (False, True)])
+
+
+# ----------------------------------------------------------------------------- checkpoints
+class Crash(Exception):
+    pass
+
+
+def _crash_at(layer: int):
+    def fault(g, ex):
+        if g == layer:
+            raise Crash
+    return fault
+
+
+@pytest.mark.parametrize("before,after", [(2, 2), (2, 4), (1, 2)])
+def test_resume_after_a_crash_in_the_middle_of_a_layer(eight, tmp_path, before, after):
+    """The run dies half-way through layer 17 (the shards have expanded, not exchanged); resuming from
+    the checkpoint -- with as many shards or another number -- gives the same layers and optimum."""
+    loaded, b = eight
+    ck = str(tmp_path / "ck")
+    with pytest.raises(Crash):
+        dbfs(loaded, tmp_path, workers=before, checkpoint=ck, fault=_crash_at(17), spill_on=before == 2)
+    manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
+    assert manifest["closed"] == 17 and manifest["layers"] == b.stats["layers"][:17]
+    assert manifest["expanded"] == sum(b.stats["layers"][:17])   # unit costs: every closed state, once
+    r = dbfs(loaded, tmp_path, workers=after, checkpoint=ck, resume=True)
+    same_as_bfs(r, b)
+    assert r.stats["resumed_at_layer"] == 17 and r.stats["states"] == 181_440
+    assert r.stats["expanded"] >= sum(b.stats["layers"])   # the counters carry over from the checkpoint
+
+
+def test_checkpoint_refuses_mixups(eight, tmp_path):
+    loaded, _ = eight
+    ck = str(tmp_path / "ck")
+    with pytest.raises(OptionError, match="no checkpoint"):
+        dbfs(loaded, checkpoint=ck, resume=True)
+    dbfs(loaded, checkpoint=ck, limits=Limits(max_states=1000))
+    with pytest.raises(OptionError, match="already holds a checkpoint"):
+        dbfs(loaded, checkpoint=ck)
+    other = api.load_task("sliding", f"{EIGHT}#eight-easy")
+    with pytest.raises(OptionError, match="another task"):
+        dbfs(other, checkpoint=ck, resume=True)
+
+
+# ----------------------------------------------------------------------------- limits, errors, progress
+def test_state_limit_gives_the_same_bound_as_bfs(eight):
+    loaded, _ = eight
+    b = api.solve(loaded, "bfs", Limits(max_states=5000), kernel="numpy")
+    r = dbfs(loaded, workers=2, limits=Limits(max_states=5000))
+    assert r.status == b.status == "limit"
+    assert r.stats["lower_bound"] == b.stats["lower_bound"] and r.stats["layers"] == b.stats["layers"]
+    assert r.stats["states"] <= 5000 and r.plan is None
+
+
+def test_time_limit_ends_with_a_bound(eight):
+    loaded, _ = eight
+    r = dbfs(loaded, workers=2, limits=Limits(time_s=0.05))
+    assert r.status == "limit" and "lower_bound" in r.stats and "no plan costs less" in r.message
+
+
+def test_progress_figures_per_layer(eight):
+    loaded, b = eight
+    listener = Collect()
+    dbfs(loaded, workers=2, limits=Limits(progress=listener))
+    last = listener.updates[-1]
+    assert len(listener.updates) == len(b.stats["layers"]) == last["depth"] == 31   # one per closed layer
+    assert [u["layer"] for u in listener.updates] == b.stats["layers"]
+    for key in ("states", "layer", "frontier", "growth", "bytes_per_state", "spill_bytes", "worker_rates"):
+        assert key in last
+    assert len(last["worker_rates"]) == 2 and last["bytes_per_state"] > 0
+
+
+def test_general_costs_are_refused(tmp_path):
+    path = tmp_path / "jugs.txt"
+    path.write_text("a: 3\nb: 5\ntarget: 4\n", encoding="utf-8")
+    loaded = api.load_task(str(JUGS), str(path), ["cost=litres"])
+    assert loaded.task.cost_kind == "general"
+    with pytest.raises(OptionError, match="unit and 0/1"):
+        dbfs(loaded)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["-e", "ucs", "--workers", "2"], "--workers works with --engine bfs or dbfs only"),
+    (["--resume"], "--resume needs --checkpoint"),
+    (["-e", "dbfs", "-E", "workers=0"], "option workers='0' is not an integer in 1..4096"),
+    (["-e", "dbfs", "-E", "executor=mpi"], "executor"),
+])
+def test_cli_errors_are_one_line(capsys, argv, needle):
+    code, out, err = run_cli(["solve", "sliding", f"{EIGHT}#eight-easy", "--kernel", "numpy", *argv], capsys)
+    assert code == EXIT_BAD_OPTION and out == ""
+    assert len(err.strip().splitlines()) == 1 and needle in err and "Traceback" not in err
+
+
+def test_cli_spill_dir_runs_bfs_as_dbfs(tmp_path, capsys):
+    code, out, err = run_cli(["solve", "sliding", HARDEST, "--kernel", "numpy", "--json", "--spill-dir",
+                              tmp_path / "s", "-E", f"spill_mb={SPILL_MB}", "--checkpoint", tmp_path / "c"],
+                             capsys)
+    doc = json.loads(out)
+    assert code == 0, err
+    assert doc["engine"] == "dbfs" and doc["cost"] == 31 and doc["stats"]["verified"]
+    assert doc["stats"]["spill_runs"] >= 1 and doc["stats"]["checkpoint_layers"] == 31
+
+
+# ----------------------------------------------------------------------------- the spill store itself
+def test_runs_find_every_key_and_merge_in_windows(tmp_path, monkeypatch):
+    """Two-word keys, a budget of 50 states, windows of 7 rows in the merge: every stored key is
+    found with its parent, no unstored key is, and the runs stay few."""
+    monkeypatch.setattr(spill, "MERGE_CHUNK", 7)
+    rng = np.random.default_rng(5)
+    v = spill.Visited(2, budget_states=50, spill_dir=str(tmp_path))
+    stored: dict[tuple[int, int], tuple[int, int, int]] = {}
+    for _ in range(30):
+        K = rng.integers(0, 400, size=(40, 2)).astype(np.uint64)
+        keep = np.flatnonzero(v.unseen(K))
+        keep = keep[first_rows(K[keep])]
+        assert all(tuple(int(x) for x in K[i]) not in stored for i in keep)
+        assert all(tuple(int(x) for x in row) in stored for row in np.delete(K, keep, axis=0))
+        P = K[keep][:, ::-1].copy()
+        A = rng.integers(0, 9, size=keep.size).astype(np.int32)
+        v.add(K[keep], P, A)
+        for row, p, a in zip(K[keep], P, A, strict=True):
+            stored[(int(row[0]), int(row[1]))] = (int(p[0]), int(p[1]), int(a))
+    assert v.size == len(stored) and 1 <= len(v.runs) <= spill.MAX_RUNS
+    for key, (p0, p1, a) in random.Random(1).sample(sorted(stored.items()), 200):
+        parent, action = v.find(np.array(key, dtype=np.uint64))
+        assert (int(parent[0]), int(parent[1]), action) == (p0, p1, a)
+    assert v.find(np.array([999, 999], dtype=np.uint64)) is None
+    for run in v.runs:
+        assert (np.diff(run.H.astype(np.float64)) >= 0).all()
+    v.close()
+    assert not list(tmp_path.glob("*.npy"))
+
+
+def test_hash_spreads_keys_and_marks_first_rows():
+    K = np.arange(10_000, dtype=np.uint64).reshape(-1, 1)
+    counts = np.bincount(owner(K, 4), minlength=4)
+    assert counts.min() > 2300                     # a blank position in the low bits does not skew it
+    assert key_hash(K).dtype == np.uint64 and np.unique(key_hash(K)).size == 10_000
+    rows = np.array([[3, 1], [2, 2], [3, 1], [2, 2], [5, 0]], dtype=np.uint64)
+    assert list(first_rows(rows)) == [0, 1, 4]
+
+
+# ----------------------------------------------------------------------------- Ray: real workers
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    import logging
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_workers_agree_with_bfs(ray_local, eight, tmp_path):
+    loaded, b = eight
+    r = dbfs(loaded, tmp_path, workers=2, executor="ray", spill_on=True)
+    same_as_bfs(r, b)
+    assert r.stats["executor"] == "ray" and r.stats["states"] == 181_440
+    assert min(r.stats["worker_expanded"]) > 0.4 * r.stats["expanded"]
+
+
+def test_ray_worker_killed_then_resumed(ray_local, eight, tmp_path):
+    """A worker killed mid-layer ends the run at its last closed layer (a sound bound, status limit);
+    --resume from the checkpoint finishes with the same layers and optimum."""
+    loaded, b = eight
+    ck = str(tmp_path / "ck")
+
+    def kill(g, ex):
+        if g == 12:
+            ray_local.kill(ex.actors[1])
+
+    r = dbfs(loaded, workers=2, executor="ray", checkpoint=ck, fault=kill)
+    assert r.status == "limit" and "worker was lost in layer 12" in r.message and "--resume" in r.message
+    assert r.stats["lower_bound"] == 12 and r.plan is None
+    again = dbfs(loaded, workers=2, executor="ray", checkpoint=ck, resume=True)
+    same_as_bfs(again, b)
+    assert again.stats["resumed_at_layer"] == 12
+
+
+def test_ray_from_the_command_line(ray_local, capsys):
+    code, out, err = run_cli(["solve", "klotski", f"{FAYAA}#fayaa-002", "-O", "metric=steps", "--kernel",
+                              "interpreted", "--workers", "2", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0, err
+    assert doc["engine"] == "dbfs" and doc["stats"]["executor"] == "ray" and doc["cost"] == 100
+    assert doc["stats"]["verified"] and doc["stats"]["workers"] == 2
