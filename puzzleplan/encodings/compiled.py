@@ -285,13 +285,7 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, np.ndarray]:
     """
     budget = SPLIT_SIZE if budget is None else budget
     consts = _Tables()
-    roots: list[Expr] = []
-    for a in task.actions:
-        roots.append(a.guard)
-        for e in a.effects:
-            roots.append(e.value)
-            if e.cond is not None:
-                roots.append(e.cond)
+    roots = task.action_roots()
     g = _Gen(roots, consts, task.var_bounds)
     blocks: list[list[str]] = []
     ind = " " * 8

@@ -71,6 +71,18 @@ class Task:
     def names(self) -> list[str]:
         return [v.name for v in self.variables]
 
+    def action_roots(self) -> list[Expr]:
+        """Every expression the actions evaluate (guards, effect values, effect conditions), in
+        action order: what a kernel generator or an abstraction must see, and nothing else."""
+        roots: list[Expr] = []
+        for a in self.actions:
+            roots.append(a.guard)
+            for e in a.effects:
+                roots.append(e.value)
+                if e.cond is not None:
+                    roots.append(e.cond)
+        return roots
+
     @property
     def cost_kind(self) -> str:
         """``unit``, ``01`` or ``general``: which exact engines apply."""
@@ -113,13 +125,7 @@ class Task:
             if v.name in names:
                 raise err(f"variable name {v.name} used twice", "<model>")
             names.add(v.name)
-        roots: list[Expr] = [self.goal]
-        for a in self.actions:
-            roots.append(a.guard)
-            for e in a.effects:
-                roots.append(e.value)
-                if e.cond is not None:
-                    roots.append(e.cond)
+        roots: list[Expr] = [self.goal, *self.action_roots()]
         if self.heuristic is not None:
             roots.append(self.heuristic)
         for n in walk(roots):  # 2

@@ -158,13 +158,7 @@ def abstract_task(task: Task, ab: Abstraction) -> Task:
     """
     p = ab.pattern
     group = set(ab.vars)
-    roots: list[Expr] = []
-    for a in task.actions:
-        roots.append(a.guard)
-        for e in a.effects:
-            roots.append(e.value)
-            if e.cond is not None:
-                roots.append(e.cond)
+    roots = task.action_roots()
     fine, _ = _fine_nodes(roots, ab, task.n_vars)
     names = task.names
     bad_values = ab.collapsed - {ab.rep}
