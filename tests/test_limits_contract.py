@@ -94,18 +94,22 @@ def test_time_limit_covers_the_whole_run(engine: str, request: pytest.FixtureReq
     _sound(result)
 
 
+def _cold_run(cache: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict, float]:
+    """``solve ARGS --json -q`` in a fresh process with an empty kernel cache: output, result, wall s."""
+    env = {**os.environ, "PUZZLEPLAN_CACHE": str(cache)}
+    cmd = [sys.executable, "-m", "puzzleplan.cli", "solve", *args, "--json", "-q"]
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    return out, json.loads(out.stdout), time.perf_counter() - t0
+
+
 @pytest.mark.parametrize("kernel", ["numba", "auto"])
 def test_time_limit_counts_compilation_and_falls_back_to_numpy(tmp_path: Path, kernel: str) -> None:
     """An uncached compiled kernel (auto: the interpreter's drivers, new in this cache) is compiled in
     a child that gets half the time left; when it is not ready then, the search runs on the numpy
     kernel and still ends at the limit."""
-    env = {**os.environ, "PUZZLEPLAN_CACHE": str(tmp_path)}
-    cmd = [sys.executable, "-m", "puzzleplan.cli", "solve", "sliding", KORF, "-e", "bfs", "--json", "-q",
-           "--time-limit", "2", "--kernel", kernel, "--log-progress"]
-    t0 = time.perf_counter()
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
-    wall = time.perf_counter() - t0
-    result = json.loads(out.stdout)
+    out, result, wall = _cold_run(tmp_path, "sliding", KORF, "-e", "bfs", "--time-limit", "2",
+                                  "--kernel", kernel, "--log-progress")
     assert out.returncode == 12 and result["status"] == "limit", out.stderr
     assert wall <= 2 * 1.05 + 1.0
     assert result["stats"]["kernel"] == "numpy" and "not ready" in result["stats"]["kernel_note"]
@@ -121,14 +125,9 @@ def test_macro_search_compiles_its_sub_kernels_inside_the_limit(tmp_path: Path) 
     """A macro search (Sokoban's walks) builds kernels of its own sub-tasks; with ``--kernel numba`` and
     an empty cache those compiles (about a minute) ran in the process, past ``--time-limit``.  Now
     they go to the same stoppable child as a plain kernel's."""
-    env = {**os.environ, "PUZZLEPLAN_CACHE": str(tmp_path)}
     microban = f"{ROOT}/instances/sokoban/microban.xsb"
-    cmd = [sys.executable, "-m", "puzzleplan.cli", "solve", "sokoban", microban, "-O", "level=98",
-           "-e", "ucs", "--json", "-q", "--time-limit", "3", "--kernel", "numba"]
-    t0 = time.perf_counter()
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
-    wall = time.perf_counter() - t0
-    result = json.loads(out.stdout)
+    out, result, wall = _cold_run(tmp_path, "sokoban", microban, "-O", "level=98", "-e", "ucs",
+                                  "--time-limit", "3", "--kernel", "numba")
     assert out.returncode == 12 and result["status"] == "limit", out.stderr
     assert wall <= 3 * 1.05 + 1.0
     assert "not ready" in result["stats"]["kernel_note"]
@@ -138,11 +137,8 @@ def test_macro_search_compiles_its_sub_kernels_inside_the_limit(tmp_path: Path) 
 def test_compile_child_is_bound_by_max_memory(tmp_path: Path) -> None:
     """``--max-memory`` holds for the whole run: the compile child is stopped when its own pages
     would take the run past the budget, and the search falls back to the numpy kernel."""
-    env = {**os.environ, "PUZZLEPLAN_CACHE": str(tmp_path)}
-    cmd = [sys.executable, "-m", "puzzleplan.cli", "solve", "sliding", HARDEST, "-e", "bfs", "--json", "-q",
-           "--kernel", "numba", "--max-memory", str(COMPILE_TIGHT_MB)]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
-    result = json.loads(out.stdout)
+    out, result, _ = _cold_run(tmp_path, "sliding", HARDEST, "-e", "bfs", "--kernel", "numba",
+                               "--max-memory", str(COMPILE_TIGHT_MB))
     assert out.returncode == 0 and result["status"] == "optimal" and result["cost"] == 31, out.stderr
     assert result["stats"]["kernel"] == "numpy"
     assert "more memory to compile than --max-memory" in result["stats"]["kernel_note"]
