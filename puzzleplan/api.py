@@ -334,6 +334,10 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
         STOP.request(STOP.signum or signal.SIGINT)
         result = Result("limit", engine, stats=Clock(limits).stats(expanded=0, generated=0, lower_bound=0),
                         message="interrupted while encoding; no plan costs less than 0")
+    finally:
+        if upgrade is not None:   # also when the engine raised: the cached kernel must not keep it
+            k.upgrade = None
+            upgrade.close()
     if backend in ("numba", "interpreted") and not macro and k.backend == backend:
         _mark_warm(loaded, engine, backend)
     elif backend in ("numba", "interpreted") and macro and result.stats.get("expanded", 0):
@@ -345,11 +349,9 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
         result.stats["run_s"] = round(time.perf_counter() - limits.started, 3)
     if note or loaded.kernel_note:
         result.stats["kernel_note"] = note or loaded.kernel_note
-    if upgrade is not None:
-        k.upgrade = None
-        upgrade.close()
-        if upgrade.state != "waiting":
-            result.stats["kernel_upgrade"] = {"state": upgrade.state, **upgrade.stats}
+    upgraded = upgrade is not None and upgrade.state != "waiting"   # compiled, or being compiled
+    if upgraded:
+        result.stats["kernel_upgrade"] = {"state": upgrade.state, **upgrade.stats}
         if upgrade.state == "switched":
             result.stats["kernel"] = "numba"
             at, took = upgrade.stats["switched_at_s"], upgrade.stats["compile_s"]
@@ -357,9 +359,7 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
                                            f"after {at:.1f} s of search (its compile took {took:.1f} s "
                                            "beside it)")
     long_run = result.stats.get("time_s", 0) > AUTO_COMPILE_AFTER_S
-    if upgrade is not None and upgrade.state != "waiting":
-        pass                                 # the kernel was (or is being) compiled already
-    elif kernel == "auto" and backend == "interpreted" and long_run:
+    if kernel == "auto" and backend == "interpreted" and long_run and not upgraded:
         if _compile_in_background(loaded, engine, engine_options):
             result.stats["kernel_note"] = ("the search ran long enough to repay a compile: the specialised "
                                            "kernel is being compiled in the background for the next run")

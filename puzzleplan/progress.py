@@ -84,6 +84,7 @@ class LiveLine(Listener):
     def __init__(self, engine: str, every: float = 0.25):
         super().__init__(engine, every)
         self._live: Any = None
+        self.kernel_note = ""    # the last kernel event in words, kept on the line
 
     def __enter__(self) -> LiveLine:
         from rich.console import Console
@@ -122,7 +123,7 @@ class LiveLine(Listener):
             self.kernel_note = kernel_event_text(figures)
             figures = {k: v for k, v in figures.items() if k not in ("event", "actions", "compile_s", "code")}
         line = self.line(self.engine, figures)
-        if getattr(self, "kernel_note", ""):
+        if self.kernel_note:
             line += f" | {self.kernel_note}"
         self._live.update(Text(line), refresh=True)
 
