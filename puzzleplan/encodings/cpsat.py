@@ -54,6 +54,7 @@ Invariants: the forbidden value pairs of
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -90,9 +91,10 @@ class CpPlan:
     def __init__(self, task: Task, horizon: int, *, exact: bool = False, heuristic: bool = True,
                  objective: bool = True, limit: int = 100_000, symmetry: bool = True,
                  invariants: Invariants | None = None, max_cost: int | None = None,
-                 free_run: int | None = None):
+                 free_run: int | None = None, undo: Iterable[tuple[int, int]] = ()):
         """``free_run``: at most that many consecutive zero-cost actions (see
-        :meth:`puzzleplan.encodings.sat.CnfPlan.limit_free_runs` for why this is sound)."""
+        :meth:`puzzleplan.encodings.sat.CnfPlan.limit_free_runs` for why this is sound).
+        ``undo``: action pairs ``(i, j)`` never taken in a row (:func:`.reversals.undo_pairs`)."""
         self.task = task
         self.T = horizon
         self.limit = limit
@@ -138,6 +140,10 @@ class CpPlan:
             self._step(t)
         for t in range(1, horizon):
             self.m.add_implication(self.noops[t - 1], self.noops[t])  # noops only at the end
+        for i, j in undo:
+            for t in range(1, horizon):
+                if i in self.acts[t - 1] and j in self.acts[t]:
+                    self.m.add_bool_or([self.acts[t - 1][i].Not(), self.acts[t][j].Not()])
         if exact and horizon > 0:
             self.m.add(self.noops[horizon - 1] == 0)
         if free_run is not None:

@@ -153,7 +153,7 @@ class CnfPlan:
     def __init__(self, task: Task, max_pairs: int = 200_000, pairwise_max: int = 6,
                  invariants: Invariants | None = None, full_frame: bool = True,
                  start: Sequence[Iterable[int]] | None = None, symmetry: bool = True,
-                 actions: Iterable[int] | None = None):
+                 actions: Iterable[int] | None = None, undo: Iterable[tuple[int, int]] = ()):
         """``invariants``: forbidden value pairs added at every step (see
         :func:`puzzleplan.encodings.invariants.mutex_invariants`).
         ``full_frame``: also post the converse frame axiom (x(v,w,t+1) & -x(v,w,t) -> some writer),
@@ -161,6 +161,7 @@ class CnfPlan:
         variable for step 0 instead of the initial state (used by the invariant synthesis).
         ``symmetry``: keep every state canonical (see :meth:`_sort_layer`).
         ``actions``: only these ground actions may happen (used by :mod:`.runbound`).
+        ``undo``: action pairs ``(i, j)`` never taken in a row (:func:`.reversals.undo_pairs`).
         """
         self.task = task
         self.max_pairs = max_pairs
@@ -199,6 +200,9 @@ class CnfPlan:
         self._max_cost = max((a.cost for a in task.actions), default=0)
         self._hx: Expr | None = None          # the heuristic as posted (relax_assignments)
         self.free_run: int | None = None       # see limit_free_runs
+        self.undo: dict[int, list[int]] = {}
+        for i, j in undo:
+            self.undo.setdefault(i, []).append(j)
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -589,6 +593,11 @@ class CnfPlan:
             self._post_invariants(layer, grouped)
             nxt = layer
         self.x.append(nxt)
+        if self.acts and self.undo:
+            for i, before in self.acts[-1].items():
+                for j in self.undo.get(i, ()):
+                    if j in acts:
+                        self.add([-before, -acts[j]])
         noop = self.pool.id(("noop", t))
         self.exactly_one([*acts.values(), noop])
         if self.noops:

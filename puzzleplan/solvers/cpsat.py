@@ -54,7 +54,8 @@ that ignores free continuations would make them cut off optimal plans),
 ``run_bound_s`` (seconds for the zero-cost run bound, see ``sat``),
 ``invariants`` (2-literal invariants
 from :func:`puzzleplan.encodings.invariants.mutex_invariants`), ``symmetry``
-(canonical states for interchangeable objects).  The time limit covers
+(canonical states for interchangeable objects), ``undo`` (default true: no action right
+after one it undoes, :mod:`puzzleplan.encodings.reversals`).  The time limit covers
 invariant synthesis and model building: each solve gets the time that is left.
 """
 
@@ -65,7 +66,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..encodings.runbound import RunBound, horizon_for_cost
-from .horizon import LazyInvariants, Variant, opt_bool, opt_int, opt_seconds, run_bound, state_bound
+from .horizon import (
+    LazyInvariants,
+    Variant,
+    opt_bool,
+    opt_int,
+    opt_seconds,
+    run_bound,
+    state_bound,
+    undo_pairs_for,
+)
 from .result import Clock, Limits, Result
 
 if TYPE_CHECKING:  # ortools is imported on first use: it costs ~0.3 s at start-up
@@ -122,7 +132,7 @@ GROWTH = 16
 
 def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int = 1, seed: int = 0,
           heuristic: bool = True, invariants: bool = True, symmetry: bool = True,
-          run_bound_s: float | None = None) -> Result:
+          run_bound_s: float | None = None, undo: bool = True) -> Result:
     from ..encodings.cpsat import CpPlan
     from ..encodings.unrolled import node_values
 
@@ -134,8 +144,10 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     invariants = bool(opt_bool("invariants", invariants))
     symmetry = bool(opt_bool("symmetry", symmetry))
     run_bound_s = opt_seconds("run_bound_s", run_bound_s)
+    undo = bool(opt_bool("undo", undo))
     clock = Clock(limits)
     run = _Runner(clock, workers, seed)
+    pairs = undo_pairs_for(task, undo, symmetry, run.extra)
     costs = [a.cost for a in task.actions]
     cmin, cmax = min(costs, default=1), max(costs, default=1)
     cpos = min((c for c in costs if c > 0), default=1)
@@ -154,7 +166,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         invs = inv.get() if H >= inv.EAGER_FROM else inv.value
         run.extra.update(inv.stats())
         return CpPlan(task, H, heuristic=admissible, invariants=invs, symmetry=symmetry, free_run=free_run,
-                      **kw)
+                      undo=pairs, **kw)
 
     def out_of_time(H: int, best: tuple[int, list[int]] | None = None) -> Result:
         steps = max(refuted + 1, 0)        # horizons up to `refuted` hold no plan

@@ -15,7 +15,9 @@ import time
 from typing import Any
 
 from ..encodings.invariants import mutex_invariants, relaxed_fixpoint
+from ..encodings.reversals import undo_pairs
 from ..encodings.runbound import RunBound, zero_cost_run_bound
+from ..encodings.symmetry import symmetry_groups
 from ..encodings.unrolled import Invariants
 from ..encodings.variant import VariantCheck, check_variant
 from ..lang.errors import OptionError
@@ -148,9 +150,27 @@ def opt_seconds(name: str, value: Any) -> float | None:
     return x
 
 
+def undo_pairs_for(task: Any, enabled: bool, symmetry: bool, extra: dict[str, Any]) -> list[tuple[int, int]]:
+    """The action pairs both encoders forbid in a row (:mod:`puzzleplan.encodings.reversals`).
+
+    Value sets: the relaxed fixpoint from every permutation of the initial state (a superset
+    of what either encoding reaches); the groups the encoding sorts, for its re-sorting.
+    ``extra``: the engine's stats, which get the number of pairs and the seconds it took.
+    """
+    if not enabled:
+        return []
+    t0 = time.perf_counter()
+    groups = symmetry_groups(task) if symmetry else []
+    pairs = undo_pairs(task, relaxed_fixpoint(task, symmetric=True), groups)
+    extra["undo_pairs"] = len(pairs)
+    extra["undo_s"] = round(time.perf_counter() - t0, 3)
+    return pairs
+
+
 def state_bound(task: Any, symmetric: bool) -> int:
     """States in the relaxed reachability fixpoint's value sets: a loop-free plan has fewer steps."""
     return math.prod(len(vals) for vals in relaxed_fixpoint(task, symmetric=symmetric))
 
 
-__all__ = ["LazyInvariants", "Variant", "opt_bool", "opt_int", "opt_seconds", "run_bound", "state_bound"]
+__all__ = ["LazyInvariants", "Variant", "opt_bool", "opt_int", "opt_seconds", "run_bound", "state_bound",
+           "undo_pairs_for"]

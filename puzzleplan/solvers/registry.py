@@ -160,6 +160,7 @@ _RUN_BOUND = Opt("run_bound_s", float, None, "seconds for the zero-cost run boun
                  "quarter of the time left)", lo=0)
 _SYMMETRY = Opt("symmetry", bool, True, "break symmetry between interchangeable objects")
 _INVARIANTS = Opt("invariants", bool, True, "add synthesised mutex invariants")
+_UNDO = Opt("undo", bool, True, "forbid an action right after one it undoes (a shortest plan never does)")
 _MACRO = (Opt("macro", bool, True, "search the walk-closed (macro) form when the model declares walks"),
           Opt("min_batch", int, 0, "least states expanded per batch (0: the engine's default)", lo=0))
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
@@ -229,6 +230,7 @@ ENGINES: tuple[Engine, ...] = (
                Opt("max_pairs", int, 200_000, "refuse encodings needing more mutex pairs", lo=1),
                _RUN_BOUND,
                Opt("incremental", bool, True, "grow one solver (false: a new solver per horizon)"),
+               _UNDO,
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_sat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),
@@ -241,7 +243,7 @@ ENGINES: tuple[Engine, ...] = (
                Opt("workers", int, 1, "CP-SAT search workers (1 = deterministic)", lo=1, hi=256),
                _SEED,
                Opt("heuristic", bool, True, "post the model's admissible heuristic as a bound"),
-               _INVARIANTS, _SYMMETRY, _RUN_BOUND,
+               _INVARIANTS, _SYMMETRY, _RUN_BOUND, _UNDO,
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_cpsat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),

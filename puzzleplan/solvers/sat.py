@@ -54,7 +54,8 @@ solver name, default ``cadical195``),
 run bound; 0 skips it), ``heuristic`` (use the admissible heuristic
 as above), ``invariants`` (2-literal invariants, see
 :func:`puzzleplan.encodings.invariants.mutex_invariants`), ``symmetry`` (canonical
-states for interchangeable objects), ``max_pairs`` (encoding refusal limit).
+states for interchangeable objects), ``max_pairs`` (encoding refusal limit), ``undo``
+(default true: no action right after one it undoes, :mod:`puzzleplan.encodings.reversals`).
 The time limit covers invariant synthesis and encoding; SAT calls run in
 conflict-budgeted slices so that they stop near the deadline.
 """
@@ -72,7 +73,7 @@ from ..encodings.runbound import RunBound, horizon_for_cost
 from ..encodings.sat import TOP, CnfPlan
 from ..encodings.symmetry import concretise
 from ..lang.errors import OptionError
-from .horizon import LazyInvariants, Variant, opt_bool, opt_int, opt_seconds, run_bound
+from .horizon import LazyInvariants, Variant, opt_bool, opt_int, opt_seconds, run_bound, undo_pairs_for
 from .result import STOP, Clock, Limits, Result
 
 
@@ -160,14 +161,16 @@ MAX_UNARY_COST = 1000
 
 def solve(kernel: Any, limits: Limits, solver: str = "cadical195", horizon: int | None = None,
           heuristic: bool = False, invariants: bool = True, symmetry: bool = True,
-          max_pairs: int = 200_000, run_bound_s: float | None = None, incremental: bool = True) -> Result:
+          max_pairs: int = 200_000, run_bound_s: float | None = None, incremental: bool = True,
+          undo: bool = True) -> Result:
     with STOP.held():     # pysat's C code must not see SIGINT: the slices poll for it instead
         return _solve(kernel, limits, solver, horizon, heuristic, invariants, symmetry, max_pairs,
-                      run_bound_s, incremental)
+                      run_bound_s, incremental, undo)
 
 
 def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuristic: bool, invariants: bool,
-           symmetry: bool, max_pairs: int, run_bound_s: float | None, incremental: bool) -> Result:
+           symmetry: bool, max_pairs: int, run_bound_s: float | None, incremental: bool,
+           undo: bool) -> Result:
     task = kernel.task
     if not hasattr(SolverNames, solver):
         known = ", ".join(k for k in vars(SolverNames) if not k.startswith("_"))
@@ -179,16 +182,20 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
     max_pairs = opt_int("max_pairs", max_pairs, 1) or 1
     run_bound_s = opt_seconds("run_bound_s", run_bound_s)
     incremental = bool(opt_bool("incremental", incremental))
+    undo = bool(opt_bool("undo", undo))
     top = max((a.cost for a in task.actions), default=0)
     if top > MAX_UNARY_COST:
         raise OptionError(f"engine sat counts action costs in unary (up to {MAX_UNARY_COST}); this model "
                           f"has an action costing {top}: use cpsat, ucs or astar")
     clock = Clock(limits)
     inv = LazyInvariants(task, clock, invariants, symmetry)
+    extra: dict[str, Any] = {}
+    pairs = undo_pairs_for(task, undo, symmetry, extra)
     if not incremental:
-        return _from_scratch(task, clock, inv, solver, max_pairs, symmetry, horizon)
-    enc = CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry)
+        return _from_scratch(task, clock, inv, solver, max_pairs, symmetry, horizon, pairs, extra)
+    enc = CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry, undo=pairs)
     sat = _Sat(enc, solver, clock)
+    sat.extra.update(extra)
     sat.inv = inv
     sat.variant = Variant(task, inv, clock)
     costs = [a.cost for a in task.actions]
@@ -202,7 +209,7 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
 
 
 def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max_pairs: int, symmetry: bool,
-                  cap: int | None) -> Result:
+                  cap: int | None, pairs: list[tuple[int, int]], extra: dict[str, Any]) -> Result:
     """The baseline the incremental engine is measured against: a new formula and solver per horizon.
 
     Same encoding, same invariants (from horizon ``EAGER_FROM`` on), same assumptions; only
@@ -214,7 +221,7 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
     calls = conflicts = 0
     T = 0
     while True:
-        enc = CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry,
+        enc = CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry, undo=pairs,
                       invariants=inv.get() if T >= inv.EAGER_FROM else None)
         for _ in range(T):
             enc.extend()
@@ -224,7 +231,7 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
         calls += 1
         conflicts += int((sat.solver.accum_stats() or {}).get("conflicts", 0))
         stats = clock.stats(expanded=0, generated=0, conflicts=conflicts, solver_calls=calls, horizon=T,
-                            incremental=False, **inv.stats())
+                            incremental=False, **inv.stats(), **extra)
         if r:
             plan = concretise(task, enc.groups, enc.decode(sat.true_lits(), T))
             sat.solver.delete()
