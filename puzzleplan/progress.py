@@ -23,7 +23,8 @@ from types import TracebackType
 from typing import Any, TextIO
 
 # order and short names of the live line's fields
-_FIELDS = (("depth", "depth"), ("f_bound", "f"), ("horizon", "horizon"), ("generation", "gen"),
+_FIELDS = (("depth", "depth"), ("f_bound", "f"), ("horizon", "horizon"), ("lower_bound", "bound"),
+           ("generation", "gen"),
            ("best_fitness", "best"), ("best_cost", "best cost"), ("evaluations", "evals"),
            ("frontier", "frontier"), ("states", "states"),
            ("conflicts", "conflicts"), ("expanded", "expanded"))

@@ -87,3 +87,20 @@ def test_ga_reports_generation_and_best_fitness_matching_its_history():
         assert [u["best_fitness"] for u in seen.updates] == hist[1:len(gens) + 1]
         evals = [u["evaluations"] for u in seen.updates]
         assert evals == sorted(evals) and evals[-1] <= res.stats["evaluations"]
+
+
+def test_symbolic_engines_report_horizon_and_a_sound_bound_during_their_solver_calls():
+    """sat and cpsat report while a solver call runs (slices; CP-SAT's watch thread), not only
+    between horizons, and the bound they report never passes the optimum nor goes down."""
+    loaded = api.load_task("sliding", "instances/sliding/eight-depths.txt#walk-2050-010")
+    for engine in ("sat", "cpsat"):
+        seen = Collect(every=0.0)
+        result = api.solve(loaded, engine, Limits(progress=seen), kernel="numpy")
+        assert result.status == "optimal" and result.cost == 24
+        bounds = [u["lower_bound"] for u in seen.updates]
+        assert bounds and bounds == sorted(bounds) and bounds[-1] <= result.cost, engine
+        assert all("horizon" in u and "conflicts" in u for u in seen.updates), engine
+        if engine == "cpsat":      # reports from inside the solve of the model that proves the optimum
+            assert any(u.get("solve_s", 0) > 0 for u in seen.updates)
+        else:                      # more reports than horizons: the long calls report from their slices
+            assert len(seen.updates) > len({u["horizon"] for u in seen.updates})

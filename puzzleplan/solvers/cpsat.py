@@ -92,6 +92,7 @@ class _Runner:
         self.models = 0
         self.size: dict[str, int] = {}
         self.extra: dict[str, Any] = {}
+        self.figures: dict[str, Any] = {}   # what the progress reports say besides time and conflicts
 
     def solve(self, plan: CpPlan) -> tuple[str, Any]:
         """CP-SAT status name and the solver (None when out of time before starting)."""
@@ -111,7 +112,14 @@ class _Runner:
         p.catch_sigint_signal = False   # our handlers decide (Stop); CP-SAT took SIGINT as a time limit
         if self.clock.out_of_time():
             return "UNKNOWN", None
-        with self.clock.watch(solver.stop_search):   # a signal, the deadline or --max-memory stops it
+        t0 = time.perf_counter()
+
+        def tick() -> None:   # CP-SAT releases the GIL: report from the watch thread while it works
+            self.clock.report(**self.figures, conflicts=self.conflicts, models=self.models,
+                              solve_s=round(time.perf_counter() - t0, 3))
+
+        # a signal, the deadline or --max-memory stops it
+        with self.clock.watch(solver.stop_search, tick=tick if self.clock.progress is not None else None):
             status = solver.solve(plan.m)
         self.conflicts += solver.num_conflicts
         self.branches += solver.num_branches
@@ -211,7 +219,10 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     while True:
         if clock.out_of_time():
             return out_of_time(H, best)
-        clock.report(horizon=H, conflicts=run.conflicts)
+        run.figures = {"horizon": H, "lower_bound": max(refuted + 1, 0) * cmin}
+        if best is not None:
+            run.figures["best_cost"] = best[0]
+        clock.report(**run.figures, conflicts=run.conflicts)
         model = build(H, max_cost=None if best is None else best[0] - 1)
         status, solver = run.solve(model)
         if status == "INFEASIBLE":

@@ -364,10 +364,12 @@ class Clock:
         return f"{self.reason()}; no plan costs less than {int(bound)} ({how})"
 
     @contextmanager
-    def watch(self, stop: Callable[[], None], period: float = 0.02) -> Iterator[None]:
+    def watch(self, stop: Callable[[], None], period: float = 0.02,
+              tick: Callable[[], None] | None = None) -> Iterator[None]:
         """Call ``stop`` from a thread when a signal arrives, the deadline passes or the memory
         limit is hit, while the main thread sits in a solver call that releases the GIL (CP-SAT):
-        Python's own signal handlers wait for that call to return."""
+        Python's own signal handlers wait for that call to return.  ``tick`` is called from the
+        same thread every ``period`` (progress reports during a long solver call)."""
         done = threading.Event()
 
         def run() -> None:
@@ -375,6 +377,8 @@ class Clock:
                 if STOP.drain() or self.out_of_time():
                     stop()
                     return
+                if tick is not None:
+                    tick()
 
         t = threading.Thread(target=run, name="puzzleplan-watch", daemon=True)
         t.start()

@@ -90,6 +90,7 @@ class _Sat:
         self.extra: dict[str, Any] = {}
         self.inv: LazyInvariants | None = None
         self.variant: Variant | None = None
+        self.figures: dict[str, Any] = {}   # what the progress reports say besides time and conflicts
         self.sync()
 
     def sync(self) -> None:
@@ -101,12 +102,12 @@ class _Sat:
     def solve(self, assumptions: list[int]) -> bool | None:
         """True/False, or None when the time limit stopped the call.
 
-        With a deadline, or signals to answer (the CLI), the call runs in conflict-budgeted
-        slices (``solve_limited``: pysat's CaDiCaL holds the interpreter during a call, so
-        neither a timer thread nor a signal handler can interrupt it), each sized from the
-        measured conflict rate to last at most ``SLICE_S`` and to end before the deadline;
-        learnt clauses carry over between slices, and the clock (deadline, signal, memory) is
-        read between them.  ``expect_interrupt`` keeps pysat from installing its own SIGINT
+        With a deadline, signals to answer (the CLI) or progress to report, the call runs in
+        conflict-budgeted slices (``solve_limited``: pysat's CaDiCaL holds the interpreter during
+        a call, so neither a timer thread nor a signal handler can interrupt it), each sized from
+        the measured conflict rate to last at most ``SLICE_S`` and to end before the deadline;
+        learnt clauses carry over between slices, and the clock (deadline, signal, memory,
+        progress) is read between them.  ``expect_interrupt`` keeps pysat from installing its own SIGINT
         handler, whose KeyboardInterrupt ended in a traceback.
         """
         self.sync()
@@ -114,7 +115,8 @@ class _Sat:
         if -TOP in assumptions:
             return False
         self.calls += 1
-        if self.clock.deadline is None and not STOP.installed and self.clock.max_rss is None:
+        if (self.clock.deadline is None and not STOP.installed and self.clock.max_rss is None
+                and self.clock.progress is None):
             return self.solver.solve(assumptions=assumptions)
         budget = 1000
         while True:
@@ -135,6 +137,7 @@ class _Sat:
                 return None
             if r is not None:
                 return r
+            self.clock.report(**self.figures, conflicts=self._conflicts(), solver_calls=self.calls)
             spent = max(time.perf_counter() - t0, 1e-6)
             rate = max(self._conflicts() - before, 1) / spent
             budget = int(max(100, min(rate * target, 4 * budget)))
@@ -244,7 +247,7 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
             msg = clock.bounded(stats, steps, f"no plan has fewer than {steps} steps")
             return Result("limit", "sat", stats=stats, message=msg)
         if clock.progress is not None:
-            clock.report(horizon=T + 1, conflicts=conflicts, solver_calls=calls)
+            clock.report(horizon=T + 1, lower_bound=T + 1, conflicts=conflicts, solver_calls=calls)
         if cap is not None and T >= cap:
             return Result("unknown", "sat", stats=stats, proof=f"UNSAT at horizons 0..{T}",
                           message=f"no plan of at most {cap} steps (horizon cap)")
@@ -263,6 +266,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                 assume.append(-enc.noops[T - 1])
             if use_h:
                 assume += [enc.heuristic_at_most(t, T - t) for t in range(T + 1)]
+            sat.figures = {"horizon": T, "lower_bound": T * min(costs)}
             r = sat.solve(assume)
             if r is None:    # horizons 0..T-1 refuted: a plan has at least T steps
                 return _cut(sat, clock, T, T, costs, f"during horizon {T}{variant.note()}")
@@ -289,7 +293,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
         if clock.out_of_time():  # horizons 0..T refuted
             return _cut(sat, clock, T, T + 1, costs, f"after horizon {T}{variant.note()}")
         if clock.progress is not None:
-            clock.report(horizon=T + 1, conflicts=sat._conflicts(), solver_calls=sat.calls)
+            clock.report(horizon=T + 1, lower_bound=(T + 1) * min(costs), conflicts=sat._conflicts(),
+                         solver_calls=sat.calls)
         if sat.inv is not None and T + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
             enc.add_invariants(sat.inv.get())
         enc.extend()
@@ -343,6 +348,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
         for c in fresh:
             enc.add(list(c))
         g = enc.goal(H)
+        sat.figures = {"horizon": H, "lower_bound": T * cmin, "best_cost": cost}
         while cost > 0 and g != -TOP:
             r = sat.solve([g, -tot.rhs[cost - 1]])
             if r is None:
@@ -361,7 +367,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
             interrupted = True
             break
         if clock.progress is not None:
-            clock.report(horizon=H + 1, conflicts=sat._conflicts(), cost=cost)
+            clock.report(horizon=H + 1, lower_bound=T * cmin, best_cost=cost, conflicts=sat._conflicts())
         if sat.inv is not None and H + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
             enc.add_invariants(sat.inv.get())
         enc.extend()
