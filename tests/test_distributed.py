@@ -238,10 +238,18 @@ def test_cli_spill_dir_runs_bfs_as_dbfs(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------- the spill store itself
-def test_runs_find_every_key_and_merge_in_windows(tmp_path, monkeypatch):
+@pytest.mark.parametrize("lookup", ["direct", "windowed", "windowed-collisions"])
+def test_runs_find_every_key_and_merge_in_windows(tmp_path, monkeypatch, lookup):
     """Two-word keys, a budget of 50 states, windows of 7 rows in the merge: every stored key is
-    found with its parent, no unstored key is, and the runs stay few."""
+    found with its parent, no unstored key is, and the runs stay few.  ``windowed``: lookups join
+    the runs 5 rows at a time; ``collisions``: a hash with 3 values, so runs of equal hashes
+    cross every window boundary."""
     monkeypatch.setattr(spill, "MERGE_CHUNK", 7)
+    if lookup != "direct":
+        monkeypatch.setattr(spill, "WINDOW", 5)
+        monkeypatch.setattr(spill, "FEW", 0)
+    if lookup == "windowed-collisions":
+        monkeypatch.setattr(spill, "key_hash", lambda K: (np.asarray(K)[:, 0] % 3).astype(np.uint64))
     rng = np.random.default_rng(5)
     v = spill.Visited(2, budget_states=50, spill_dir=str(tmp_path))
     stored: dict[tuple[int, int], tuple[int, int, int]] = {}

@@ -203,7 +203,7 @@ ENGINES: tuple[Engine, ...] = (
                    "local Ray)"),
                Opt("spill_dir", str, "", "spill visited states to sorted runs here (also set by "
                    "--spill-dir)"),
-               Opt("spill_mb", float, 0.0, "RAM per worker for visited states before spilling (0: half of "
+               Opt("spill_mb", float, 0.0, "RAM per worker for visited states before spilling (0: a third of "
                    "--max-memory per worker, else 1024)", lo=0),
                Opt("checkpoint", str, "", "write a checkpoint here at every layer (also set by "
                    "--checkpoint)"),

@@ -60,7 +60,9 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
             os.makedirs(spill_dir, exist_ok=True)
         except OSError as e:
             raise OptionError(f"cannot create spill directory {spill_dir}: {e.strerror}") from None
-        mb = spill_mb if spill_mb > 0 else (clock.max_bytes / 2**20 / workers / 2 if clock.max_bytes
+        # a third of the budget per worker for its table: the rest holds a layer's frontier and
+        # candidates and the sort of a spill (Kwirk 2-3 passed 4 GiB with a half)
+        mb = spill_mb if spill_mb > 0 else (clock.max_bytes / 2**20 / workers / 3 if clock.max_bytes
                                             else DEFAULT_SPILL_MB)
         budget = max(16, int(mb * 2**20) // bytes_per_state(kernel.n_words))
     cfg = ShardConfig(n_shards=workers, enumerate_all=enumerate_all, spill_dir=spill_dir or None,

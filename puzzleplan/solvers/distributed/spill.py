@@ -4,8 +4,9 @@ Delayed duplicate detection (Korf 2003, "Delayed duplicate detection: extended a
 the table passes its budget, its records are written out as one *run* -- every state's key,
 parent key and action, sorted by the key's 64-bit hash -- and the table starts empty.  A state
 is known when the table or any run holds it; candidates are checked against the runs in one
-pass per batch (sorted hashes, ``searchsorted`` on memory-mapped arrays, the full key compared
-on a hash match), so each run is read sequentially, never probed one state at a time.  More
+pass per batch (sorted hashes joined with the run window by window, the full key compared on a
+hash match), so each run is read sequentially, never probed one state at a time, and the pages
+read are dropped again (they would count in the RSS that ``--max-memory`` bounds).  More
 than :data:`MAX_RUNS` runs are merged into one (a chunked two-way merge that never holds a whole
 run in RAM), which bounds the probes per candidate.
 
@@ -16,6 +17,7 @@ keys are rare and handled (every row of an equal-hash range is compared).
 
 from __future__ import annotations
 
+import mmap
 import os
 import uuid
 from dataclasses import dataclass
@@ -28,6 +30,25 @@ from .keys import key_hash
 
 MAX_RUNS = 4          # more runs than this are merged into one
 MERGE_CHUNK = 1 << 20  # rows per window of the chunked merge
+WINDOW = 1 << 22       # rows of a run read into RAM at a time by a batch lookup
+FEW = 4096             # batches this small binary-search the memory maps directly
+
+
+def _release(*arrays: np.ndarray) -> None:
+    """Drop the resident pages of memory-mapped arrays.
+
+    Pages of a file mapping that were read count in the process's RSS until the kernel reclaims
+    them; a lookup over a run of a hundred million states would otherwise hold gigabytes
+    "resident" and pass ``--max-memory`` with nothing but page cache.  They are read-only
+    copies of the file, so dropping them loses nothing (a later read faults them in again).
+    """
+    for arr in arrays:
+        m = getattr(arr, "_mmap", None)
+        if m is not None and hasattr(m, "madvise"):
+            try:
+                m.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):
+                pass
 
 
 @dataclass
@@ -48,21 +69,27 @@ class Run:
         return int(self.H.nbytes + self.K.nbytes + self.P.nbytes + self.A.nbytes)
 
     def positions(self, h: np.ndarray, K: np.ndarray) -> np.ndarray:
-        """Row of each key (hashes ``h``, rows ``K``) in this run, -1 where absent; ``h`` sorted."""
+        """Row of each key (hashes ``h``, rows ``K``) in this run, -1 where absent; ``h`` sorted.
+
+        A large batch is joined with the run window by window (sequential reads, at most
+        :data:`WINDOW` rows in RAM); a few keys (rebuilding a plan) binary-search the maps.
+        """
         out = np.full(h.shape[0], -1, dtype=np.int64)
         if self.n == 0 or h.shape[0] == 0:
             return out
-        lo = np.searchsorted(self.H, h, side="left")
-        hi = np.searchsorted(self.H, h, side="right")
-        todo = np.flatnonzero(hi > lo)
-        d = 0
-        while todo.size:
-            at = lo[todo] + d
-            same = (np.asarray(self.K[at]) == K[todo]).all(axis=1)
-            out[todo[same]] = at[same]
-            todo = todo[~same]
-            d += 1
-            todo = todo[lo[todo] + d < hi[todo]]
+        if h.shape[0] <= FEW:
+            _match(self.H, self.K, 0, h, K, out, 0)
+            _release(self.H, self.K)
+            return out
+        for w0 in range(0, self.n, WINDOW):
+            w1 = min(w0 + WINDOW, self.n)
+            Hw = np.array(self.H[w0:w1])
+            c0 = int(np.searchsorted(h, Hw[0], side="left"))
+            c1 = int(np.searchsorted(h, Hw[-1], side="right"))
+            if c1 > c0:
+                Kw = np.array(self.K[w0:w1])
+                _match(Hw, Kw, w0, h[c0:c1], K[c0:c1], out, c0)
+            _release(self.H, self.K)
         return out
 
     def delete(self) -> None:
@@ -71,6 +98,22 @@ class Run:
                 os.unlink(f"{self.stem}.{part}.npy")
             except OSError:
                 pass
+
+
+def _match(H: np.ndarray, K: np.ndarray, base: int, h: np.ndarray, keys: np.ndarray, out: np.ndarray,
+           at0: int) -> None:
+    """Set ``out[at0 + i]`` to ``base`` + the row of ``keys[i]`` in (``H``, ``K``) where present."""
+    lo = np.searchsorted(H, h, side="left")
+    hi = np.searchsorted(H, h, side="right")
+    todo = np.flatnonzero(hi > lo)
+    d = 0
+    while todo.size:
+        at = lo[todo] + d
+        same = (np.asarray(K[at]) == keys[todo]).all(axis=1)
+        out[at0 + todo[same]] = base + at[same]
+        todo = todo[~same]
+        d += 1
+        todo = todo[lo[todo] + d < hi[todo]]
 
 
 def write_run(stem: str, H: np.ndarray, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> Run:
@@ -84,34 +127,39 @@ def write_run(stem: str, H: np.ndarray, K: np.ndarray, P: np.ndarray, A: np.ndar
 
 
 def merge_runs(a: Run, b: Run, stem: str) -> Run:
-    """One run holding both (sorted by hash), written window by window from the memory maps."""
+    """One run holding both (sorted by hash), window by window: the inputs are read through their
+    memory maps (pages dropped after each window), the output written by plain sequential file
+    writes, so neither side's pages pile up in the process's RSS."""
     n = a.n + b.n
     W = a.K.shape[1]
     outs = {}
     for part, dtype, shape in (("h", np.uint64, (n,)), ("k", np.uint64, (n, W)), ("p", np.uint64, (n, W)),
                                ("a", a.A.dtype, (n,))):
-        outs[part] = np.lib.format.open_memmap(f"{stem}.{part}.tmp.npy", mode="w+", dtype=dtype, shape=shape)
-    i = j = o = 0
+        f = open(f"{stem}.{part}.tmp.npy", "wb")  # noqa: SIM115 -- closed below, after the last window
+        np.lib.format.write_array_header_2_0(f, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+                                                 "fortran_order": False, "shape": shape})
+        outs[part] = f
+    i = j = 0
     inf = np.iinfo(np.uint64).max
-    while i < a.n or j < b.n:
-        i2, j2 = min(i + MERGE_CHUNK, a.n), min(j + MERGE_CHUNK, b.n)
-        # everything up to the smaller of the two windows' last hashes is inside both windows
-        limit = min(int(a.H[i2 - 1]) if i2 < a.n else inf, int(b.H[j2 - 1]) if j2 < b.n else inf)
-        ia = i + int(np.searchsorted(a.H[i:i2], np.uint64(limit), side="right"))
-        jb = j + int(np.searchsorted(b.H[j:j2], np.uint64(limit), side="right"))
-        H = np.concatenate([a.H[i:ia], b.H[j:jb]])
-        order = np.argsort(H, kind="stable")
-        m = H.shape[0]
-        outs["h"][o:o + m] = H[order]
-        outs["k"][o:o + m] = np.concatenate([a.K[i:ia], b.K[j:jb]])[order]
-        outs["p"][o:o + m] = np.concatenate([a.P[i:ia], b.P[j:jb]])[order]
-        outs["a"][o:o + m] = np.concatenate([a.A[i:ia], b.A[j:jb]])[order]
-        i, j, o = ia, jb, o + m
-    for part, arr in outs.items():
-        arr.flush()
-        del arr
+    try:
+        while i < a.n or j < b.n:
+            i2, j2 = min(i + MERGE_CHUNK, a.n), min(j + MERGE_CHUNK, b.n)
+            # everything up to the smaller of the two windows' last hashes is inside both windows
+            limit = min(int(a.H[i2 - 1]) if i2 < a.n else inf, int(b.H[j2 - 1]) if j2 < b.n else inf)
+            ia = i + int(np.searchsorted(a.H[i:i2], np.uint64(limit), side="right"))
+            jb = j + int(np.searchsorted(b.H[j:j2], np.uint64(limit), side="right"))
+            H = np.concatenate([a.H[i:ia], b.H[j:jb]])
+            order = np.argsort(H, kind="stable")
+            outs["h"].write(np.ascontiguousarray(H[order]).tobytes())
+            for part, x, y in (("k", a.K, b.K), ("p", a.P, b.P), ("a", a.A, b.A)):
+                outs[part].write(np.ascontiguousarray(np.concatenate([x[i:ia], y[j:jb]])[order]).tobytes())
+            i, j = ia, jb
+            _release(a.H, a.K, a.P, a.A, b.H, b.K, b.P, b.A)
+    finally:
+        for f in outs.values():
+            f.close()
+    for part in outs:
         os.replace(f"{stem}.{part}.tmp.npy", f"{stem}.{part}.npy")
-    outs.clear()
     return Run(stem, n)
 
 
@@ -183,7 +231,9 @@ class Visited:
         for run in self.runs:
             p = int(run.positions(h, K)[0])
             if p >= 0:
-                return np.asarray(run.P[p]).copy(), int(run.A[p])
+                found = np.asarray(run.P[p]).copy(), int(run.A[p])
+                _release(run.P, run.A)
+                return found
         return None
 
     # ------------------------------------------------------------------ updates
