@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import load
-from helpers import ROOT, kernel_successors, reference_optimum, sample_states
+from helpers import ROOT, assert_kernel_matches_reference, kernel_successors, reference_optimum, sample_states
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_lang import N_VARS, VAR_RANGE, bool_specs, int_specs, py_eval
@@ -22,7 +22,8 @@ from puzzleplan.encodings import flat
 from puzzleplan.encodings.interp import InterpretedKernel, driver_source
 from puzzleplan.encodings.kernel import BACKENDS, CompiledKernel, DomainError, make_kernel
 from puzzleplan.ir.task import Effect, GroundAction, Task
-from puzzleplan.lang import TRUE, Max, Min, const
+from puzzleplan.lang import TRUE, And, If, Max, Min, Not, Or, const
+from puzzleplan.lang.expr import var
 from puzzleplan.lang.model import VarInfo
 
 SEED = 20260127
@@ -133,6 +134,68 @@ def test_batches_larger_than_the_output_buffer_resume():
     oa, ob = np.lexsort((a[2], a[1])), np.lexsort((b[2], b[1]))
     for x, y in zip(a, b):
         assert np.array_equal(x[oa], y[ob])
+
+
+# ----------------------------------------------------------------------------- instruction forms
+def _forms_task(unkeyed: bool, goal) -> Task:
+    """Actions in two dispatch groups that can both apply in one state (on v0, every value; on
+    v1, values 0, 2, 3: a gap), several unguarded actions per value (one EMITSET), guards
+    ``v == k`` and ``not v == k`` (fused jumps), a shared ``or`` of computed children (a
+    subroutine with jumps), conditional effects, and optionally actions outside the groups."""
+    x = [var(i) for i in range(5)]
+    s = x[2] + x[3]
+    shared = Or(And(s == 3, x[4] != 0), x[2] > x[4])
+    acts = []
+    for c in range(4):
+        acts += [GroundAction(f"a{c}", "a", x[0] == c, (Effect(1, x[2]), Effect(2, x[1])), 1),
+                 GroundAction(f"b{c}", "b", x[0] == c, (Effect(3, x[4]), Effect(4, x[3])), 1)]
+    for c in (0, 3):
+        acts.append(GroundAction(f"c{c}", "c", And(x[0] == c, x[2] == 1), (Effect(0, Min(x[0] + 1, 3)),), 1))
+    for c in (0, 2):
+        acts += [GroundAction(f"d{c}", "d", And(x[1] == c, shared), (Effect(4, Min(x[4] + 1, 3)),), 1),
+                 GroundAction(f"e{c}", "e", And(x[1] == c, Not(x[3] == 2)),
+                              (Effect(3, Min(x[3] + 1, 3), shared), Effect(2, const(0))), 1)]
+    acts.append(GroundAction("f", "f", And(x[1] == 3, Or(s > 4, x[0] == x[1])), (Effect(0, x[1]),), 1))
+    if unkeyed:
+        acts += [GroundAction("g", "g", Or(x[2] == 0, x[3] == 0), (Effect(2, x[3]), Effect(3, x[2])), 1),
+                 GroundAction("h", "h", TRUE, (Effect(4, const(0)),), 1),
+                 GroundAction("i", "i", TRUE, (Effect(4, const(3)), Effect(0, x[4])), 1)]
+    heuristic = If(And(x[0] == 0, x[1] == 1), 5, 0) + If(shared, 1, 0)
+    return Task("forms", [VarInfo(f"v{i}", 0, 3, 0) for i in range(5)], acts, goal, heuristic)
+
+
+def _instructions(P: np.ndarray, n: int) -> list[list[int]]:
+    start = int(P[flat.H_INS_OFF])
+    return [P[start + pc * flat.WIDTH: start + (pc + 1) * flat.WIDTH].tolist() for pc in range(n)]
+
+
+@pytest.mark.parametrize("unkeyed", [True, False])
+def test_fused_instructions_agree_with_the_reference_on_every_state(unkeyed):
+    """EMITSET (several actions, and run inside a DISPATCH scan), DISPATCH entries for values
+    without actions, a scan that resumes after a group's actions, JNEK/JEQK, short-circuit
+    chains (in a subroutine too), ALLEQK as the goal and inside an expression: every state of
+    the domain against the reference semantics."""
+    x = [var(i) for i in range(5)]
+    goal = And(x[0] == 1, x[1] == 2, x[2] == 3) if unkeyed else And(x[0] == 1, x[2] + x[3] > 2)
+    task = _forms_task(unkeyed, goal)
+    prog = flat.build(task)
+    code = _instructions(prog.P, prog.n_instructions)
+    ops = {ins[0] for ins in code}
+    assert {flat.OP_DISPATCH, flat.OP_EMITSET, flat.OP_JNEK, flat.OP_JEQK, flat.OP_ALLEQK, flat.OP_LOADK,
+            flat.OP_CALL, flat.OP_SETIF} <= ops
+    assert any(ins[0] == flat.OP_EMITSET and ins[3] >= 2 for ins in code)        # actions merged
+    subs = min(ins[3] for ins in code if ins[0] == flat.OP_CALL)
+    assert any(ins[0] in flat.JUMP_OPS for ins in code[subs:])                  # a jump in a subroutine
+    tables = [int(prog.P[e + 3]) + j for ins in code if ins[0] == flat.OP_DISPATCH
+              for e in range(ins[2], ins[2] + 4 * ins[3], 4) for j in range(int(prog.P[e + 2]))]
+    entries = {int(prog.P[t]) for t in tables}
+    assert -1 in entries and min(entries) < -1 and max(entries) >= 0
+    assert any(ins[0] == flat.OP_DISPATCH and (ins[1] == -1) != unkeyed for ins in code)
+    grids = np.meshgrid(*[np.arange(4)] * 5, indexing="ij")
+    S = np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)
+    ki = InterpretedKernel(task, prog)
+    assert_kernel_matches_reference(ki, task, S)
+    assert ki.goal(S).any() and kernel_successors(ki, S) == kernel_successors(make_kernel(task, "numpy"), S)
 
 
 # ----------------------------------------------------------------------------- random expressions

@@ -27,7 +27,13 @@ lists of the "occupied cell" shape are read through bit views, as in the compile
 
 Semantics are those of the numpy kernel: total table and element lookups, effects read the
 pre-state, and later (conditional) writes win.  Every operator is total, so short-circuit
-evaluation gives the same values as the vectorised kernels' full evaluation.
+evaluation gives the same values as the vectorised kernels' full evaluation: an ``and``/``or``
+node over computed children is a chain of conditional jumps (a goal that is a conjunction of
+``cell == k`` tests costs one test on most states), and a guard conjunct ``x == k`` is one
+``JNEK``.  The interpreter's time is mostly per instruction dispatched, so the common shapes are
+single instructions: consecutive actions whose guards are settled (by a dispatch, or true) and
+whose effects are unconditional are one ``EMITSET``, a conjunction of ``var == k`` tests (a goal
+configuration) is one ``ALLEQK``.
 """
 
 from __future__ import annotations
@@ -50,11 +56,15 @@ BIG_TABLE = 1 << 50
 
 # opcodes -- control
 OP_CALL, OP_JFALSE, OP_JUMP, OP_DISPATCH, OP_EMIT, OP_SET, OP_SETIF, OP_NEXT, OP_RET, OP_JTRUE = range(1, 11)
-# opcodes -- values (every one writes register dst and stamps it)
+# superinstructions: an action's emit, unconditional writes and next in one; ``var == k`` and a
+# conditional jump in one; the end of a stream (no bound test per instruction)
+OP_EMITSET, OP_JNEK, OP_JEQK, OP_HALT = range(11, 15)
+JUMP_OPS = (OP_JFALSE, OP_JTRUE, OP_JUMP, OP_JNEK, OP_JEQK)   # word 3: the target
+# opcodes -- values (every one writes register dst; a subroutine's RET stamps its register)
 (OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQK, OP_TABLE, OP_TABEQK, OP_ELEMBIT, OP_BITVIEW,
  OP_NOT, OP_AND2, OP_ANDN, OP_OR2, OP_ORN, OP_ADD2, OP_ADDK, OP_ADDN, OP_SUB, OP_MUL, OP_FLOORDIV,
  OP_MOD, OP_ABS, OP_NEG, OP_MIN2, OP_MAX2, OP_MINN, OP_MAXN, OP_COPY, OP_ITE, OP_ELEM,
- OP_ASSIGN, OP_ELEMBITT) = range(16, 50)
+ OP_ASSIGN, OP_ELEMBITT, OP_LOADK, OP_ALLEQK) = range(16, 52)
 FIRST_VALUE_OP = OP_EQ
 
 # header slots
@@ -113,7 +123,7 @@ class _Builder:
             self.bv_used.append(set())
             body()
             self.sub_bvs[key] = self.bv_used.pop()
-            self.code.append([OP_RET, 0, 0, 0, 0, 0])
+            self.code.append([OP_RET, 0, r, 0, 0, 0])   # stamps r: only calls read stamps
             self.code = outer
         self.bv_used[-1] |= self.sub_bvs[key]
         self.code.append([OP_CALL, 0, r, self.subs[key][0], 0, 0])
@@ -235,24 +245,54 @@ class _Builder:
             out.append([OP_BITVIEW, self.bv_reg[key], self.bv_data[key], len(terms), const_bits, 0])
         return out
 
-    def stream(self, body: Callable[[], None]) -> None:
-        """Emit a stream: ``body``'s code, with the bit views it reads computed first (a prologue
-        placed after the body, reached by a jump, so that the body's jump targets stay put)."""
+    def stream(self, body: Callable[[], None]) -> int:
+        """Emit a stream: ``body``'s code and a HALT, with the bit views it reads computed first
+        (a prologue placed after the HALT, reached by a jump, so that the body's jump targets
+        stay put).  Returns where the stream starts (past the jump when there is no prologue)."""
         code = self.code
         at = len(code)
         code.append([OP_JUMP, 0, 0, 0, 0, 0])
         self.bv_used.append(set())
         body()
         keys = self.bv_used.pop()
+        code.append([OP_HALT, 0, 0, 0, 0, 0])
         if not keys:
             code[at][3] = at + 1
-            return
-        over = len(code)
-        code.append([OP_JUMP, 0, 0, 0, 0, 0])
+            return at + 1
         code[at][3] = len(code)
         code.extend(self.bitview_code(keys))
         code.append([OP_JUMP, 0, 0, at + 1, 0, 0])
-        code[over][3] = len(code)
+        return at
+
+    def branch(self, c: Expr, when: bool, pending: list[int]) -> None:
+        """Code that jumps when ``c``'s truth is ``when`` (its target, word 3, is left to fill in:
+        its index goes to ``pending``).  ``x == k`` computed here is fused with the jump into one
+        ``JNEK``/``JEQK``: its register is read by this jump alone (a node read elsewhere is
+        either a subroutine, whose code ends in a CALL, or recomputed where it is read)."""
+        code = self.code
+        before = len(code)
+        x = self.emit(c)
+        last = code[-1] if len(code) > before else None
+        if last is not None and last[0] == OP_EQK and last[1] == x:
+            code[-1] = [OP_JEQK if when else OP_JNEK, 0, last[2], -1, last[3], 0]
+            pending.append(len(code) - 1)
+            return
+        pending.append(len(code))
+        code.append([OP_JTRUE if when else OP_JFALSE, 0, x, -1, 0, 0])
+
+    def short_circuit(self, op: str, args: tuple[Expr, ...], r: int) -> None:
+        """``and``/``or`` as jumps: r gets the value that ends the chain first, the other one if
+        no child ends it (children are total, so skipping them changes no value; a skipped
+        subroutine is simply not stamped, and runs where it is read next)."""
+        code = self.code
+        stop = op == "or"            # the children's truth that decides the result
+        code.append([OP_LOADK, r, int(stop), 0, 0, 0])
+        pending: list[int] = []
+        for c in args:
+            self.branch(c, stop, pending)
+        code.append([OP_LOADK, r, int(not stop), 0, 0, 0])
+        for at in pending:
+            code[at][3] = len(code)
 
     def _list(self, regs: list[int]) -> int:
         return self.put(regs)   # register numbers, fixed up with the rest (see _fix)
@@ -303,6 +343,14 @@ class _Builder:
             code.append([OP_ASSIGN, r, self._list(items), int(n.val), 0, 0])  # type: ignore[arg-type]
             return
         if op in ("and", "or", "add", "min", "max"):
+            if op == "and" and len(a) >= 2 and all(x.op == "eq" and x.args[0].op == "var"
+                                                   and x.args[1].op == "const" for x in a):
+                pairs = [w for x in a for w in (self.reg(x.args[0]), int(x.args[1].val))]  # type: ignore[arg-type]
+                code.append([OP_ALLEQK, r, self.put(pairs), len(a), 0, 0])
+                return
+            if op in ("and", "or") and not all(x.op in ("var", "const") for x in a):
+                self.short_circuit(op, a, r)
+                return
             if op == "add" and len(a) == 2 and a[1].op == "const":
                 code.append([OP_ADDK, r, self.emit(a[0]), int(a[1].val), 0, 0])  # type: ignore[arg-type]
                 return
@@ -401,54 +449,95 @@ def _build(task: Task, tabeq: bool) -> Program:
             b.count(root)
 
     code = b.code
+    # EMITSET instructions (code index -> their [action, n, (var, register) * n, ...] list, laid in
+    # data once complete) and the one the next action may join (None: a boundary since)
+    sets: dict[int, list[int]] = {}
+    absorb: list[int | None] = [None]
+
     def emit_action(k: int) -> None:
         a = task.actions[k]
-        pending = []
+        pending: list[int] = []
         for c in guard_parts(k):
             if c.op == "const":
                 continue   # a true conjunct (a false guard is not live)
             if c.op == "not" and (not b.shared(id(c)) or b.cheap(c.args[0])):
-                r = b.emit(c.args[0])
-                pending.append(len(code))
-                code.append([OP_JTRUE, 0, r, -1, 0, 0])
+                b.branch(c.args[0], True, pending)
                 continue
-            r = b.emit(c)
-            pending.append(len(code))
-            code.append([OP_JFALSE, 0, r, -1, 0, 0])
-        code.append([OP_EMIT, 0, k, 0, 0, 0])
-        for e in a.effects:
-            v = b.emit(e.value)
-            if e.cond is None:
-                code.append([OP_SET, 0, e.var, v, 0, 0])
+            b.branch(c, False, pending)
+        if any(e.cond is not None for e in a.effects):
+            code.append([OP_EMIT, 0, k, 0, 0, 0])
+            for e in a.effects:
+                v = b.emit(e.value)
+                if e.cond is None:
+                    code.append([OP_SET, 0, e.var, v, 0, 0])
+                else:
+                    c = b.emit(e.cond)
+                    code.append([OP_SETIF, 0, e.var, v, c, 0])
+            code.append([OP_NEXT, 0, 0, 0, 0, 0])
+            absorb[0] = None
+        else:
+            # the values first (they read only the pre-state), then one instruction writes the row;
+            # a value two effects share is computed once (an effect's own node always runs)
+            before = len(code)
+            done: dict[int, int] = {}
+            pairs: list[int] = [k, len(a.effects)]
+            for e in a.effects:
+                if id(e.value) not in done:
+                    done[id(e.value)] = b.emit(e.value)
+                pairs += [e.var, done[id(e.value)]]
+            if not pending and len(code) == before and absorb[0] == len(code) - 1:
+                # nothing jumps between the two: the previous EMITSET writes this row too
+                sets[len(code) - 1] += pairs
+                code[-1][3] += 1
             else:
-                c = b.emit(e.cond)
-                code.append([OP_SETIF, 0, e.var, v, c, 0])
-        code.append([OP_NEXT, 0, 0, 0, 0, 0])
+                sets[len(code)] = pairs
+                code.append([OP_EMITSET, 0, 0, 1, 0, 0])
+            absorb[0] = len(code) - 1 if not pending else None
         for at in pending:
             code[at][3] = len(code)
 
     def expand_body() -> None:
-        for kid, vals in groups.items():
-            r = b.emit(nodes[kid])
+        # The groups' keys first, then per group a DISPATCH that scans the entries (key register,
+        # low value, size, jump table) of this group and the ones after it: the first hit jumps
+        # to its value's actions, which end at the next group's DISPATCH; a state with no hit
+        # left goes past the groups.  One scan (its loads independent of one another) in place of
+        # a chain of dispatched instructions, each waiting on the one before: the interpreter's
+        # time is mostly that chain.  A table entry -1 (no action for the value) or -2 - pc (the
+        # value's actions are the one EMITSET at pc) lets the scan go on without a jump.
+        keys = [b.emit(nodes[kid]) for kid in groups]
+        entries: list[int] = []
+        ats: list[int] = []
+        for r, vals in zip(keys, groups.values()):
+            absorb[0] = None
             lo = min(vals)
             size = max(vals) - lo + 1
             table = b.put([0] * size)
-            at = len(code)
-            code.append([OP_DISPATCH, 0, r, table, lo, size])
+            entries += [r, lo, size, table]
+            ats.append(len(code))
+            code.append([OP_DISPATCH, 0, 0, 0, 0, 0])
             jumps = []
             targets: dict[int, int] = {}
+            last = max(vals)
             for v, ks in sorted(vals.items()):
                 targets[v] = len(code)
+                absorb[0] = None
                 for k in ks:
                     emit_action(k)
-                jumps.append(len(code))
-                code.append([OP_JUMP, 0, 0, 0, 0, 0])
+                if len(code) == targets[v] + 1 and code[-1][0] == OP_EMITSET:
+                    targets[v] = -2 - targets[v]   # one EMITSET: the DISPATCH runs it and scans on
+                if v != last:       # the last value's actions fall through to the end
+                    jumps.append(len(code))
+                    code.append([OP_JUMP, 0, 0, 0, 0, 0])
             end = len(code)
-            code[at][1] = end
             for j in jumps:
                 code[j][3] = end
-            for i in range(size):
-                b.data[table + i] = targets.get(lo + i, end)
+            for i in range(size):           # -1: no action for this value, scan on
+                b.data[table + i] = targets.get(lo + i, -1)
+        if groups:
+            off = b.put(entries)
+            for g, at in enumerate(ats):
+                code[at] = [OP_DISPATCH, len(code), off + 4 * g, len(ats) - g, 0, 0]
+        absorb[0] = None
         for k in live:
             if k not in keyed:
                 emit_action(k)
@@ -460,19 +549,24 @@ def _build(task: Task, tabeq: bool) -> Program:
             regs[name] = b.emit(root) if root is not None else b.const(0)
         return body
 
-    exp_start = len(code)
-    b.stream(expand_body)
+    exp_start = b.stream(expand_body)
     exp_end = len(code)
-    goal_start = len(code)
-    b.stream(value_body("goal", task.goal))
+    goal_start = b.stream(value_body("goal", task.goal))
     goal_end, goal_reg = len(code), regs["goal"]
-    heur_start = len(code)
-    b.stream(value_body("heuristic", task.heuristic))
+    heur_start = b.stream(value_body("heuristic", task.heuristic))
     heur_end, heur_reg = len(code), regs["heuristic"]
-    # the subroutines, after the streams
+    for at, pairs in sets.items():
+        code[at][2] = b.put(pairs)
+    for ins in code:                  # a dispatch that misses into a HALT stops there (-1)
+        if ins[0] == OP_DISPATCH and code[ins[1]][0] == OP_HALT:
+            ins[1] = -1
+    # the subroutines, after the streams (their jumps' targets were relative to their bodies)
     sub_start = []
     for _, body in sorted(b.subs.values(), key=lambda x: x[0]):
         sub_start.append(len(code))
+        for ins in body:
+            if ins[0] in JUMP_OPS:
+                ins[3] += sub_start[-1]
         code.extend(body)
     for ins in code:
         if ins[0] == OP_CALL:
@@ -491,7 +585,8 @@ def _build(task: Task, tabeq: bool) -> Program:
 
     # which words of which instructions are registers
     reg_words = {
-        OP_CALL: (2,), OP_JFALSE: (2,), OP_JTRUE: (2,), OP_ELEMBITT: (1, 2, 5, 6, 7), OP_DISPATCH: (2,),
+        OP_CALL: (2,), OP_JFALSE: (2,), OP_JTRUE: (2,), OP_ELEMBITT: (1, 2, 5, 6, 7),
+        OP_RET: (2,), OP_JNEK: (2,), OP_JEQK: (2,), OP_LOADK: (1,), OP_ALLEQK: (1,),
         OP_SET: (3,), OP_SETIF: (3, 4),
         OP_EQ: (1, 2, 3), OP_NE: (1, 2, 3), OP_LT: (1, 2, 3), OP_LE: (1, 2, 3), OP_GT: (1, 2, 3),
         OP_GE: (1, 2, 3), OP_EQK: (1, 2), OP_TABLE: (1, 2, 3), OP_TABEQK: (1, 2), OP_ELEMBIT: (1, 2, 3, 4),
@@ -503,13 +598,15 @@ def _build(task: Task, tabeq: bool) -> Program:
     }
     list_ops = {OP_ANDN: (2, 3), OP_ORN: (2, 3), OP_ADDN: (2, 3), OP_MINN: (2, 3), OP_MAXN: (2, 3),
                 OP_ELEM: (4, 5), OP_ASSIGN: (2, None)}
-    data_ops = {OP_ELEMBITT: 3, OP_DISPATCH: 3, OP_TABLE: 4, OP_TABEQK: 3, OP_BITVIEW: 2, OP_ANDN: 2,
-                OP_ORN: 2, OP_ADDN: 2, OP_MINN: 2, OP_MAXN: 2, OP_ELEM: 4, OP_ASSIGN: 2}
+    data_ops = {OP_ELEMBITT: 3, OP_DISPATCH: 2, OP_TABLE: 4, OP_TABEQK: 3, OP_BITVIEW: 2, OP_ANDN: 2,
+                OP_ORN: 2, OP_ADDN: 2, OP_MINN: 2, OP_MAXN: 2, OP_ELEM: 4, OP_ASSIGN: 2, OP_EMITSET: 2,
+                OP_ALLEQK: 2}
     n_ins = len(code)
     ins_off = HEADER
     data_off = ins_off + n_ins * WIDTH
     data = list(b.data)
     views_fixed: set[int] = set()
+    entries_fixed: set[int] = set()
     for ins in code:
         op = ins[0]
         for w in reg_words.get(op, ()):
@@ -520,6 +617,21 @@ def _build(task: Task, tabeq: bool) -> Program:
             cnt = ins[cnt_w] if cnt_w is not None else ins[3] * ins[3]
             for j in range(off, off + cnt):
                 data[j] = fix_reg(data[j])
+        if op == OP_DISPATCH:                   # a group's entries are shared by the DISPATCHes before it
+            for j in range(ins[2], ins[2] + 4 * ins[3], 4):
+                if j not in entries_fixed:
+                    entries_fixed.add(j)
+                    data[j] = fix_reg(data[j])
+                    data[j + 3] += data_off
+        if op == OP_EMITSET:                 # per action: action, n, (var, register) * n
+            j = ins[2]
+            for _ in range(ins[3]):
+                for t in range(j + 3, j + 2 + 2 * data[j + 1], 2):
+                    data[t] = fix_reg(data[t])
+                j += 2 + 2 * data[j + 1]
+        if op == OP_ALLEQK:                  # (register, constant) pairs
+            for t in range(ins[2], ins[2] + 2 * ins[3], 2):
+                data[t] = fix_reg(data[t])
         if op == OP_BITVIEW and ins[2] not in views_fixed:   # streams share a view's terms
             views_fixed.add(ins[2])
             for j in range(ins[2], ins[2] + 3 * ins[3], 3):

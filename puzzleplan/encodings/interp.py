@@ -28,14 +28,11 @@ from ..ir.task import Task
 from . import drivers
 from .flat import (
     H_CONST_OFF,
-    H_EXP_END,
     H_EXP_START,
-    H_GOAL_END,
     H_GOAL_REG,
     H_GOAL_START,
     H_GRP_OFF,
     H_GWIDTH,
-    H_HEUR_END,
     H_HEUR_REG,
     H_HEUR_START,
     H_INS_OFF,
@@ -47,12 +44,12 @@ from .flat import (
     H_NREG,
     H_NSUB,
     H_NV,
-    H_NWORDS,
     H_SCRATCH,
     OP_ABS,
     OP_ADD2,
     OP_ADDK,
     OP_ADDN,
+    OP_ALLEQK,
     OP_AND2,
     OP_ANDN,
     OP_ASSIGN,
@@ -64,16 +61,21 @@ from .flat import (
     OP_ELEMBIT,
     OP_ELEMBITT,
     OP_EMIT,
+    OP_EMITSET,
     OP_EQ,
     OP_EQK,
     OP_FLOORDIV,
     OP_GE,
     OP_GT,
+    OP_HALT,
     OP_ITE,
+    OP_JEQK,
     OP_JFALSE,
+    OP_JNEK,
     OP_JTRUE,
     OP_JUMP,
     OP_LE,
+    OP_LOADK,
     OP_LT,
     OP_MAX2,
     OP_MAXN,
@@ -103,15 +105,23 @@ from .packing import object_key
 
 # ----------------------------------------------------------------------------- the interpreter
 
+# Indices into the program, the registers and the output are never negative: cast to unsigned,
+# numba drops the wrap-around of negative indices (a select per access), which made the
+# interpreter's hot loop about a fifth slower.  For indices only, never in arithmetic (numba
+# mixes uint64 and int64 into float64).
+U = np.uint64
+
 
 @nb.njit(cache=True)
-def _run(P, S, start, OUT, PAR, ACT, VALS, pc0, end, reg, values):  # pragma: no cover - compiled
-    """Run instructions ``pc0..end-1`` (and the subroutines they call) for each row from ``start``.
+def _run(P, S, start, OUT, PAR, ACT, VALS, pc0, reg, values):  # pragma: no cover - compiled
+    """Run the stream from ``pc0`` to its HALT (and the subroutines it calls) for each row from
+    ``start``.
 
     Successor mode (``values`` false): applicable actions' successors go to OUT/PAR/ACT; stops
     early, returning ``(m, row)``, when OUT could overflow.  Value mode: ``VALS[i] = R[reg]``.
     One call per batch, the state loop inside: a call per state would pay the arrays' reference
-    counting per state.
+    counting per state.  One ``if`` chain on the opcode, hottest first; value instructions write
+    their register and nothing else (only a subroutine's register is stamped, by its RET).
     """
     N = S.shape[0]
     V = S.shape[1]
@@ -124,186 +134,228 @@ def _run(P, S, start, OUT, PAR, ACT, VALS, pc0, end, reg, values):  # pragma: no
         if not values and m + n_act > cap:
             return m, i
         for v in range(V):
-            R[v] = S[i, v]
+            R[U(v)] = S[U(i), U(v)]
         cur = i + 1
         pc = pc0
         sp = 0
-        while pc < end or sp > 0:
+        while True:
             base = ins + pc * WIDTH
-            op = P[base]
+            op = P[U(base)]
+            a = P[U(base + 2)]
+            b = P[U(base + 3)]
             pc += 1
-            if op == OP_CALL:
-                if ST[P[base + 2]] != cur:
-                    RS[sp] = pc
-                    sp += 1
-                    pc = P[base + 3]
+            if op == OP_DISPATCH:       # the first entry hit: (register, low, size, table)
+                pc = P[U(base + 1)]
+                for e in range(a, a + 4 * b, 4):
+                    x = R[U(P[U(e)])] - P[U(e + 1)]
+                    if 0 <= x < P[U(e + 2)]:
+                        t = P[U(P[U(e + 3)] + x)]
+                        if t >= 0:
+                            pc = t
+                            break
+                        if t < -1:      # the value's actions: one EMITSET, run here
+                            q = ins + (-2 - t) * WIDTH
+                            m = _emitset(P, R, OUT, PAR, ACT, m, i, V, P[U(q + 2)], P[U(q + 3)])
+                if pc < 0:              # no hit left, and nothing after the groups
+                    break
                 continue
-            if op == OP_RET:
-                sp -= 1
-                pc = RS[sp]
+            if op == OP_EMITSET:
+                m = _emitset(P, R, OUT, PAR, ACT, m, i, V, a, b)
+                continue
+            if op == OP_JNEK:
+                if R[U(a)] != P[U(base + 4)]:
+                    pc = b
+                continue
+            if op == OP_JEQK:
+                if R[U(a)] == P[U(base + 4)]:
+                    pc = b
                 continue
             if op == OP_JFALSE:
-                if R[P[base + 2]] == 0:
-                    pc = P[base + 3]
+                if R[U(a)] == 0:
+                    pc = b
                 continue
             if op == OP_JTRUE:
-                if R[P[base + 2]] != 0:
-                    pc = P[base + 3]
+                if R[U(a)] != 0:
+                    pc = b
                 continue
-            a = P[base + 2]
-            b = P[base + 3]
+            if op == OP_JUMP:
+                pc = b
+                continue
+            if op == OP_HALT:
+                break
+            if op == OP_CALL:
+                if ST[U(a)] != cur:
+                    RS[U(sp)] = pc
+                    sp += 1
+                    pc = b
+                continue
+            if op == OP_RET:
+                ST[U(a)] = cur
+                sp -= 1
+                pc = RS[U(sp)]
+                continue
             if op == OP_ELEMBITT:       # items[T[x]] through a bit view
-                x = R[a]
-                sizes = P[base + 4]
+                x = R[U(a)]
+                sizes = P[U(base + 4)]
                 if 0 <= x < (sizes >> 32):
-                    x = P[b + x]
+                    x = P[U(b + x)]
                 else:
-                    x = R[P[base + 5]]
+                    x = R[U(P[U(base + 5)])]
                 if 0 <= x < (sizes & 0xFFFFFFFF):
-                    val = (R[P[base + 6]] >> x) & 1
+                    val = (R[U(P[U(base + 6)])] >> x) & 1
                 else:
-                    val = R[P[base + 7]]
-                dst = P[base + 1]
-                R[dst] = val
-                ST[dst] = cur
-                continue
-            if op == OP_TABEQK:
-                x = R[a]
-                pair = P[base + 5]
-                if 0 <= x < P[base + 4]:
-                    got = P[b + x]
+                    val = R[U(P[U(base + 7)])]
+            elif op == OP_LOADK:
+                val = a
+            elif op == OP_ALLEQK:
+                val = 1
+                for q in range(a, a + 2 * b, 2):
+                    if R[U(P[U(q)])] != P[U(q + 1)]:
+                        val = 0
+                        break
+            elif op == OP_TABEQK:
+                x = R[U(a)]
+                pair = P[U(base + 5)]
+                if 0 <= x < P[U(base + 4)]:
+                    got = P[U(b + x)]
                 else:
                     got = pair >> 32
                 val = np.int64(1) if got == ((pair << 32) >> 32) else np.int64(0)
             elif op == OP_TABLE:
-                x = R[a]
-                if 0 <= x < P[base + 5]:
-                    val = P[P[base + 4] + x]
+                x = R[U(a)]
+                if 0 <= x < P[U(base + 5)]:
+                    val = P[U(P[U(base + 4)] + x)]
                 else:
-                    val = R[b]
+                    val = R[U(b)]
             elif op == OP_ELEMBIT:
-                x = R[a]
-                if 0 <= x < P[base + 5]:
-                    val = (R[P[base + 4]] >> x) & 1
+                x = R[U(a)]
+                if 0 <= x < P[U(base + 5)]:
+                    val = (R[U(P[U(base + 4)])] >> x) & 1
                 else:
-                    val = R[b]
+                    val = R[U(b)]
             elif op == OP_NOT:
-                val = 1 - R[a]
+                val = 1 - R[U(a)]
             elif op == OP_EQK:
-                val = np.int64(1) if R[a] == b else np.int64(0)
-            elif op == OP_DISPATCH:
-                x = R[a] - P[base + 4]
-                if 0 <= x < P[base + 5]:
-                    pc = P[b + x]
-                else:
-                    pc = P[base + 1]
-                continue
+                val = np.int64(1) if R[U(a)] == b else np.int64(0)
             elif op == OP_EMIT:
                 for j in range(V):
-                    OUT[m, j] = S[i, j]
-                PAR[m] = i
-                ACT[m] = a
+                    OUT[U(m), U(j)] = R[U(j)]
+                PAR[U(m)] = i
+                ACT[U(m)] = a
                 continue
             elif op == OP_SET:
-                OUT[m, a] = R[b]
+                OUT[U(m), U(a)] = R[U(b)]
                 continue
             elif op == OP_NEXT:
                 m += 1
                 continue
-            elif op == OP_JUMP:
-                pc = b
-                continue
             elif op == OP_SETIF:
-                if R[P[base + 4]] != 0:
-                    OUT[m, a] = R[b]
+                if R[U(P[U(base + 4)])] != 0:
+                    OUT[U(m), U(a)] = R[U(b)]
                 continue
             elif op == OP_BITVIEW:
-                val = P[base + 4]
+                val = P[U(base + 4)]
                 for t in range(b):
                     q = a + 3 * t
-                    val |= P[P[q + 1] + R[P[q]] - P[q + 2]]
+                    val |= P[P[U(q + 1)] + R[U(P[U(q)])] - P[U(q + 2)]]   # signed: a state off its domain
             elif op == OP_AND2:
-                val = R[a] & R[b]
+                val = R[U(a)] & R[U(b)]
             elif op == OP_OR2:
-                val = R[a] | R[b]
+                val = R[U(a)] | R[U(b)]
             elif op == OP_ADDK:
-                val = R[a] + b
+                val = R[U(a)] + b
             elif op == OP_ADD2:
-                val = R[a] + R[b]
+                val = R[U(a)] + R[U(b)]
             elif op == OP_EQ:
-                val = np.int64(1) if R[a] == R[b] else np.int64(0)
+                val = np.int64(1) if R[U(a)] == R[U(b)] else np.int64(0)
             elif op == OP_NE:
-                val = np.int64(1) if R[a] != R[b] else np.int64(0)
+                val = np.int64(1) if R[U(a)] != R[U(b)] else np.int64(0)
             elif op == OP_LT:
-                val = np.int64(1) if R[a] < R[b] else np.int64(0)
+                val = np.int64(1) if R[U(a)] < R[U(b)] else np.int64(0)
             elif op == OP_LE:
-                val = np.int64(1) if R[a] <= R[b] else np.int64(0)
+                val = np.int64(1) if R[U(a)] <= R[U(b)] else np.int64(0)
             elif op == OP_GT:
-                val = np.int64(1) if R[a] > R[b] else np.int64(0)
+                val = np.int64(1) if R[U(a)] > R[U(b)] else np.int64(0)
             elif op == OP_GE:
-                val = np.int64(1) if R[a] >= R[b] else np.int64(0)
+                val = np.int64(1) if R[U(a)] >= R[U(b)] else np.int64(0)
             elif op == OP_ITE:
-                val = R[b] if R[a] != 0 else R[P[base + 4]]
+                val = R[U(b)] if R[U(a)] != 0 else R[U(P[U(base + 4)])]
             elif op == OP_COPY:
-                val = R[a]
+                val = R[U(a)]
             elif op == OP_ANDN:
                 val = 1
                 for t in range(b):
-                    if R[P[a + t]] == 0:
+                    if R[U(P[U(a + t)])] == 0:
                         val = 0
                         break
             elif op == OP_ORN:
                 val = 0
                 for t in range(b):
-                    if R[P[a + t]] != 0:
+                    if R[U(P[U(a + t)])] != 0:
                         val = 1
                         break
             elif op == OP_ADDN:
                 val = 0
                 for t in range(b):
-                    val += R[P[a + t]]
+                    val += R[U(P[U(a + t)])]
             elif op == OP_SUB:
-                val = R[a] - R[b]
+                val = R[U(a)] - R[U(b)]
             elif op == OP_MUL:
-                val = R[a] * R[b]
+                val = R[U(a)] * R[U(b)]
             elif op == OP_FLOORDIV:
-                val = R[a] // R[b]
+                val = R[U(a)] // R[U(b)]
             elif op == OP_MOD:
-                val = R[a] % R[b]
+                val = R[U(a)] % R[U(b)]
             elif op == OP_ABS:
-                val = abs(R[a])
+                val = abs(R[U(a)])
             elif op == OP_NEG:
-                val = -R[a]
+                val = -R[U(a)]
             elif op == OP_MIN2:
-                val = min(R[a], R[b])
+                val = min(R[U(a)], R[U(b)])
             elif op == OP_MAX2:
-                val = max(R[a], R[b])
+                val = max(R[U(a)], R[U(b)])
             elif op == OP_MINN:
-                val = R[P[a]]
+                val = R[U(P[U(a)])]
                 for t in range(1, b):
-                    val = min(val, R[P[a + t]])
+                    val = min(val, R[U(P[U(a + t)])])
             elif op == OP_MAXN:
-                val = R[P[a]]
+                val = R[U(P[U(a)])]
                 for t in range(1, b):
-                    val = max(val, R[P[a + t]])
+                    val = max(val, R[U(P[U(a + t)])])
             elif op == OP_ELEM:
-                x = R[a]
-                if 0 <= x < P[base + 5]:
-                    val = R[P[P[base + 4] + x]]
+                x = R[U(a)]
+                if 0 <= x < P[U(base + 5)]:
+                    val = R[U(P[U(P[U(base + 4)] + x)])]
                 else:
-                    val = R[b]
+                    val = R[U(b)]
             elif op == OP_ASSIGN:
                 for t in range(b * b):
-                    SCR[t] = R[P[a + t]]
+                    SCR[U(t)] = R[U(P[U(a + t)])]
                 val = _assign(SCR, b)
             else:
                 raise ValueError("interpreted kernel: bad opcode")
-            dst = P[base + 1]
-            R[dst] = val
-            ST[dst] = cur
+            R[U(P[U(base + 1)])] = val
         if values:
-            VALS[i] = R[reg]
+            VALS[U(i)] = R[U(reg)]
     return m, N
+
+
+@nb.njit(cache=True, inline="always")
+def _emitset(P, R, OUT, PAR, ACT, m, i, V, q, n):  # pragma: no cover - compiled
+    """EMITSET: n actions' successor rows of state i from row m: per action its number, its
+    write count, then (variable, register) pairs.  Returns the next row."""
+    for _ in range(n):
+        for j in range(V):
+            OUT[U(m), U(j)] = R[U(j)]
+        PAR[U(m)] = i
+        ACT[U(m)] = P[U(q)]
+        n_set = P[U(q + 1)]
+        q += 2
+        for _t in range(n_set):
+            OUT[U(m), U(P[U(q)])] = R[U(P[U(q + 1)])]
+            q += 2
+        m += 1
+    return m
 
 
 @nb.njit(cache=True)
@@ -324,7 +376,7 @@ def expand(S, start, OUT, PAR, ACT, P, LO, HI):  # pragma: no cover - compiled
     """Successors of rows ``start..``: the compiled kernel's ``expand`` contract (``(m, next row)``;
     ``m < 0``: row ``-1 - m`` of OUT lies outside the domains)."""
     none = np.empty(0, dtype=np.int64)
-    m, nxt = _run(P, S, start, OUT, PAR, ACT, none, P[H_EXP_START], P[H_EXP_END], 0, False)
+    m, nxt = _run(P, S, start, OUT, PAR, ACT, none, P[H_EXP_START], 0, False)
     bad = _first_outside(OUT, m, LO, HI)
     if bad >= 0:
         return -1 - bad, nxt
@@ -332,24 +384,38 @@ def expand(S, start, OUT, PAR, ACT, P, LO, HI):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _values(S, P, lo, hi, reg):  # pragma: no cover - compiled
+def _values(S, P, pc0, reg):  # pragma: no cover - compiled
     out = np.empty(S.shape[0], dtype=np.int64)
     none2 = np.empty((0, S.shape[1]), dtype=np.int64)
     none1 = np.empty(0, dtype=np.int64)
-    _run(P, S, 0, none2, none1, none1, out, lo, hi, reg, True)
+    _run(P, S, 0, none2, none1, none1, out, pc0, reg, True)
     return out
 
 
 @nb.njit(cache=True)
 def goal(S, OUT, P):  # pragma: no cover - compiled
-    vals = _values(S, P, P[H_GOAL_START], P[H_GOAL_END], P[H_GOAL_REG])
+    """The goal of each row.  A goal that is one configuration (``ALLEQK`` over variables, then
+    HALT: the common shape) is tested on the rows directly, without the interpreter's per-state
+    set-up, which cost more than the test."""
+    base = P[H_INS_OFF] + P[H_GOAL_START] * WIDTH
+    if P[base] == OP_ALLEQK and P[base + WIDTH] == OP_HALT and P[base + 1] == P[H_GOAL_REG]:
+        a, b = P[base + 2], P[base + 3]
+        for i in range(S.shape[0]):
+            ok = True
+            for q in range(a, a + 2 * b, 2):
+                if S[i, U(P[U(q)])] != P[U(q + 1)]:   # ALLEQK's registers are variables: S's columns
+                    ok = False
+                    break
+            OUT[i] = ok
+        return
+    vals = _values(S, P, P[H_GOAL_START], P[H_GOAL_REG])
     for i in range(S.shape[0]):
         OUT[i] = vals[i] != 0
 
 
 @nb.njit(cache=True)
 def heuristic(S, OUT, P):  # pragma: no cover - compiled
-    vals = _values(S, P, P[H_HEUR_START], P[H_HEUR_END], P[H_HEUR_REG])
+    vals = _values(S, P, P[H_HEUR_START], P[H_HEUR_REG])
     for i in range(S.shape[0]):
         OUT[i] = vals[i]
 
@@ -368,9 +434,16 @@ def canon_pack(P, S, K):  # pragma: no cover - compiled
     groups are small) with the objects they came from, and the tuples are written back in order.
     """
     V = P[H_NV]
-    W = P[H_NWORDS]
     lay = P[H_LAY_OFF]
     ng = P[H_NGROUPS]
+    lov, word, shift = _layout(P, V, lay)   # copies: reads of P itself were 3x slower here
+    if ng == 0 and K.shape[1] == 1:      # nothing to sort, one word: the loop the compiler unrolls
+        for i in range(S.shape[0]):
+            acc = np.uint64(0)
+            for j in range(V):
+                acc |= np.uint64(S[i, j] - lov[j]) << shift[j]
+            K[i, 0] = acc
+        return
     g = P[H_GRP_OFF]
     nobj, width = P[H_NOBJ], P[H_GWIDTH]
     obj_vars = P[g:g + nobj * width].reshape((nobj, width))
@@ -383,6 +456,9 @@ def canon_pack(P, S, K):  # pragma: no cover - compiled
     perm = np.empty(max(nobj, 1), dtype=np.int64)
     Y = np.empty(V, dtype=np.int64)
     for i in range(S.shape[0]):
+        if ng == 0:                      # nothing to sort: pack the row as it is
+            _pack_row(S[i], K, i, V, lov, word, shift)
+            continue
         for j in range(V):
             X[j] = S[i, j]
         for gi in range(ng):
@@ -404,10 +480,42 @@ def canon_pack(P, S, K):  # pragma: no cover - compiled
             for o in range(a, b):
                 for t in range(ar):
                     X[obj_vars[o, t]] = Y[obj_vars[o, t]]
-        for w in range(W):
-            K[i, w] = np.uint64(0)
+        _pack_row(X, K, i, V, lov, word, shift)
+
+
+@nb.njit(cache=True, inline="always")
+def _pack_row(X, K, i, V, lov, word, shift):  # pragma: no cover - compiled
+    """Row ``i`` of K from the values X.  A word is built in a local and stored once:
+    ``layout_for`` packs the variables in order, so a word's variables are consecutive (a store
+    per variable, into an array the compiler cannot tell from the layout's, made ``canon_pack``
+    several times slower than the generated one)."""
+    acc = np.uint64(0)
+    if K.shape[1] == 1:                  # one word: no word switch in the loop
         for j in range(V):
-            K[i, P[lay + V + j]] |= np.uint64(X[j] - P[lay + j]) << np.uint64(P[lay + 2 * V + j])
+            acc |= np.uint64(X[j] - lov[j]) << shift[j]
+        K[i, 0] = acc
+        return
+    w = 0
+    for j in range(V):
+        if word[j] != w:
+            K[i, w] = acc
+            w = word[j]
+            acc = np.uint64(0)
+        acc |= np.uint64(X[j] - lov[j]) << shift[j]
+    K[i, w] = acc
+
+
+@nb.njit(cache=True)
+def _layout(P, V, lay):  # pragma: no cover - compiled
+    """The packing layout's lows, words and shifts, copied out of the program once per call."""
+    lov = np.empty(V, dtype=np.int64)
+    word = np.empty(V, dtype=np.int64)
+    shift = np.empty(V, dtype=np.uint64)
+    for j in range(V):
+        lov[j] = P[lay + j]
+        word[j] = P[lay + V + j]
+        shift[j] = np.uint64(P[lay + 2 * V + j])
+    return lov, word, shift
 
 
 @nb.njit(cache=True)
@@ -415,11 +523,27 @@ def unpack_rows(P, KEYS, ids, S):  # pragma: no cover - compiled
     """Decode the keys of the given state ids (the generated ``unpack_rows``)."""
     V = P[H_NV]
     lay = P[H_LAY_OFF]
+    lov, word, shift = _layout(P, V, lay)
+    mask = np.empty(V, dtype=np.uint64)
+    for j in range(V):
+        mask[j] = np.uint64(P[lay + 3 * V + j])
+    if V == 0:
+        return
+    if KEYS.shape[1] == 1:               # one word: a loop the compiler unrolls (no word switch)
+        for r in range(ids.shape[0]):
+            k = KEYS[U(ids[r]), 0]
+            for j in range(V):
+                S[r, j] = np.int64((k >> shift[j]) & mask[j]) + lov[j]
+        return
     for r in range(ids.shape[0]):
         q = ids[r]
+        w = word[0]
+        k = KEYS[q, w]
         for j in range(V):
-            word = KEYS[q, P[lay + V + j]] >> np.uint64(P[lay + 2 * V + j])
-            S[r, j] = np.int64(word & np.uint64(P[lay + 3 * V + j])) + P[lay + j]
+            if word[j] != w:
+                w = word[j]
+                k = KEYS[q, w]
+            S[r, j] = np.int64((k >> shift[j]) & mask[j]) + lov[j]
 
 
 # ----------------------------------------------------------------------------- engine drivers
