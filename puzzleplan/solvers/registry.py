@@ -244,6 +244,8 @@ ENGINES: tuple[Engine, ...] = (
                _SEED,
                Opt("heuristic", bool, True, "post the model's admissible heuristic as a bound"),
                _INVARIANTS, _SYMMETRY, _RUN_BOUND, _UNDO,
+               Opt("linearization", int, 0, "CP-SAT linearization_level (0: no LP relaxation, measured "
+                   "faster on the unrolled models; 2: the most LP)", lo=0, hi=2),
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_cpsat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),
