@@ -328,3 +328,20 @@ def test_ray_from_the_command_line(ray_local, capsys):
     assert code == 0, err
     assert doc["engine"] == "dbfs" and doc["stats"]["executor"] == "ray" and doc["cost"] == 100
     assert doc["stats"]["verified"] and doc["stats"]["workers"] == 2
+
+
+def test_ray_driver_messages_are_sent_to_stderr():
+    """Ray prints raylet warnings on the driver's stdout; --json keeps stdout for the result."""
+    from types import SimpleNamespace
+
+    from puzzleplan.solvers.distributed.executors import _messages_to_stderr
+
+    seen = []
+    worker = SimpleNamespace(
+        print_to_stdstream=lambda data, ignore_prefix: seen.append((data, ignore_prefix)))
+    fake = SimpleNamespace(_private=SimpleNamespace(worker=worker))
+    _messages_to_stderr(fake)
+    _messages_to_stderr(fake)                  # wrapped once, not twice
+    worker.print_to_stdstream({"lines": ["warning"], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    assert seen == [({"lines": ["warning"], "pid": "raylet", "is_err": True}, False)]
+    _messages_to_stderr(SimpleNamespace())     # a Ray without the private function: nothing to do

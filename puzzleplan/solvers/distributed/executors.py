@@ -72,6 +72,24 @@ class ShardActor:
         return (*buckets, info)
 
 
+def _messages_to_stderr(ray: Any) -> None:
+    """Ray's driver prints the raylet's warnings (e.g. "N PYTHON worker processes have been
+    started ...", with 8 or more actors on a small machine) on stdout, even with
+    ``log_to_driver=False``; ``--json`` promises stdout holds the result alone, so they go to
+    stderr.  Ray has no option for it: its printing function is wrapped (private API, so only
+    where it exists)."""
+    mod = getattr(getattr(ray, "_private", None), "worker", None)
+    original = getattr(mod, "print_to_stdstream", None)
+    if original is None or getattr(original, "_puzzleplan", False):
+        return
+
+    def to_stderr(data: dict, *args: Any, **kwargs: Any) -> Any:
+        return original({**data, "is_err": True}, *args, **kwargs)
+
+    to_stderr._puzzleplan = True   # type: ignore[attr-defined]
+    mod.print_to_stdstream = to_stderr
+
+
 POLL_S = 0.05   # seconds between two looks at the clock while actors work
 
 
@@ -108,6 +126,7 @@ class RayExecutor:
                 where = f"the Ray cluster at {address}" if address else "a local Ray"
                 raise OptionError(f"cannot start {where}: {_first_line(e)}") from None
             self.started = True
+        _messages_to_stderr(ray)
         cpus = float(ray.cluster_resources().get("CPU", self.n))
         per = max(min(1.0, cpus / self.n), 0.001)
         actor = ray.remote(ShardActor)
