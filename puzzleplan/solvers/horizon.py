@@ -18,7 +18,7 @@ from ..encodings.invariants import mutex_invariants, relaxed_fixpoint
 from ..encodings.reversals import undo_pairs
 from ..encodings.runbound import RunBound, zero_cost_run_bound
 from ..encodings.symmetry import symmetry_groups
-from ..encodings.unrolled import Invariants
+from ..encodings.unrolled import Invariants, ValueSetError
 from ..encodings.variant import VariantCheck, check_variant
 from ..lang.errors import OptionError
 from ..lang.ops import evaluate
@@ -161,7 +161,11 @@ def undo_pairs_for(task: Any, enabled: bool, symmetry: bool, extra: dict[str, An
         return []
     t0 = time.perf_counter()
     groups = symmetry_groups(task) if symmetry else []
-    pairs = undo_pairs(task, relaxed_fixpoint(task, symmetric=True), groups)
+    try:
+        sets = relaxed_fixpoint(task, symmetric=True)
+    except ValueSetError:     # value sets too large to enumerate: no pairs (the encoder may still cope)
+        sets = None
+    pairs = [] if sets is None else undo_pairs(task, sets, groups)
     extra["undo_pairs"] = len(pairs)
     extra["undo_s"] = round(time.perf_counter() - t0, 3)
     return pairs
