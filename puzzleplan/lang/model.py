@@ -176,9 +176,9 @@ class Model:
         """Declare a pattern database: the task seen with only the values ``keep`` of ``vars``
         told apart (all their other values collapse into one), solved exactly backwards from the
         goal; its distances are an admissible estimate, combined with the model's heuristic by
-        max.  ``free``: kept values whose moves cost nothing here (a sliding puzzle's blank), so
-        that patterns with disjoint charged values can be added (:meth:`patterns`).  Returns the
-        pattern's name.  The engines build the table when a search starts (cached on disk).
+        max.  ``free``: kept values whose moves cost nothing here (e.g. an empty cell every move
+        swaps with), so that patterns with disjoint charged values can be added (:meth:`patterns`).
+        Returns the pattern's name.  The engines build the table when a search starts (cached on disk).
         """
         where = caller_location()
         idx = []

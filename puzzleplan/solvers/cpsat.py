@@ -56,11 +56,9 @@ that ignores free continuations would make them cut off optimal plans),
 from :func:`puzzleplan.encodings.invariants.mutex_invariants`), ``symmetry``
 (canonical states for interchangeable objects), ``undo`` (default true: no action right
 after one it undoes, :mod:`puzzleplan.encodings.reversals`), ``linearization`` (CP-SAT's
-``linearization_level``, default 0: no LP relaxation.  Measured against CP-SAT's default 1, one
-run each: the 31-move 8-puzzle 1.8 s against 4.4 s, Zen suite-mix-02 36 s against 96 s,
-suite-rocks-05 78 s against 100 s, Lights Out seven-5x5 0.85 s against 1.48 s, Hua Rong Dao
-fayaa-058 steps 33 s against 37 s; never slower by more than a few percent.  The unrolled
-models are boolean-heavy and their LP bound is weak, so the LP's cost per node does not pay).
+``linearization_level``, default 0: no LP relaxation.  The unrolled models are boolean-heavy
+and their LP bound is weak, so the LP's cost per node does not pay; measured against CP-SAT's
+default 1 in docs/architecture.md).
 The time limit covers invariant synthesis and model building: each solve gets the time that is left.
 """
 

@@ -61,7 +61,8 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
         except OSError as e:
             raise OptionError(f"cannot create spill directory {spill_dir}: {e.strerror}") from None
         # a third of the budget per worker for its table: the rest holds a layer's frontier and
-        # candidates and the sort of a spill (Kwirk 2-3 passed 4 GiB with a half)
+        # candidates and the sort of a spill (with a half, a 160 M-state run passed its budget:
+        # docs/distributed.md)
         mb = spill_mb if spill_mb > 0 else (clock.max_bytes / 2**20 / workers / 3 if clock.max_bytes
                                             else DEFAULT_SPILL_MB)
         budget = max(16, int(mb * 2**20) // bytes_per_state(kernel.n_words))

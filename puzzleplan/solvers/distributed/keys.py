@@ -1,9 +1,9 @@
 """Packed keys as one well-mixed 64-bit number: who owns a state, and the sort order of spilled runs.
 
 Why a mixed hash and not the key itself: packed keys put the first variables in the low bits, and
-``key % N`` would then split the space by a few variables' values (a sliding puzzle's blank
-position), which loads the shards unevenly.  splitmix64 (Steele, Lea, Flood 2014) spreads every
-input bit over the whole word with three multiply-xorshift steps, in plain numpy.
+``key % N`` would then split the space by a few variables' values (e.g. the position of a
+single moving blank), which loads the shards unevenly.  splitmix64 (Steele, Lea, Flood 2014)
+spreads every input bit over the whole word with three multiply-xorshift steps, in plain numpy.
 """
 
 from __future__ import annotations
