@@ -303,6 +303,21 @@ def test_ray_workers_agree_with_bfs(ray_local, eight, tmp_path):
     assert min(r.stats["worker_expanded"]) > 0.4 * r.stats["expanded"]
 
 
+def _wait_until_dead(ray, actor, timeout: float = 60.0) -> None:
+    """``ray.kill`` returns before the actor is gone; without this wait the next exchange can still
+    reach it, and the loss shows up one layer later."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            ray.get(actor.__ray_ready__.remote(), timeout=5)
+        except Exception:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the killed actor is still answering")
+
+
 def test_ray_worker_killed_then_resumed(ray_local, eight, tmp_path):
     """A worker killed mid-layer ends the run at its last closed layer (a sound bound, status limit);
     --resume from the checkpoint finishes with the same layers and optimum."""
@@ -312,6 +327,7 @@ def test_ray_worker_killed_then_resumed(ray_local, eight, tmp_path):
     def kill(g, ex):
         if g == 12:
             ray_local.kill(ex.actors[1])
+            _wait_until_dead(ray_local, ex.actors[1])
 
     r = dbfs(loaded, workers=2, executor="ray", checkpoint=ck, fault=kill)
     assert r.status == "limit" and "worker was lost in layer 12" in r.message and "--resume" in r.message
