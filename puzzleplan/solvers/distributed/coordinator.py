@@ -138,19 +138,38 @@ class _Run:
         self.startup_s = self.clock.elapsed()
 
     def _layers(self) -> None:
+        """Two calls per layer where the layer allows (see shard.py): ``open_layer`` stores the
+        layer closed before (the checkpoint follows), starts this one and expands its first round;
+        each ``settle`` delivers a round's buckets and either expands the next round or, when no
+        shard has work left and the round made no zero-cost successor, prepares the next layer."""
         ex, clock = self.ex, self.clock
         stop = clock.out_of_time
         prev = self.layers[-1] if self.layers else 1
+        closed: tuple[int, int, int] | None = None   # (layer, size, next size) stored by the next open_layer
         while self.status is None:
             g = len(self.layers)
-            layer_size = sum(ex.all("start_layer"))
+            if self._limited():
+                if closed is not None and self.dir:     # the closed layer still goes to the checkpoint
+                    self.figs = ex.all("commit")
+                    self.groups.append(ex.all("save", self.dir, g))
+                    self._commit_checkpoint()
+                return
+            infos = ex.open_layer(self.dir if closed else "", g, wall_deadline(clock.deadline), stop)
+            self.figs = [i["figures"] for i in infos]
+            self.states = sum(f["states"] for f in self.figs)
+            if closed is not None:
+                ram = sum(f["ram_bytes"] for f in self.figs)
+                clock.note_bytes(ram)
+                if self.dir:
+                    self.groups.append([i["saved"] for i in infos])
+                    self._commit_checkpoint()
+                self._report(closed[0], closed[1], prev, closed[2], ram)
+                prev = closed[1]
+            layer_size = sum(i["layer"] for i in infos)
             if layer_size == 0:
                 break
-            while True:     # rounds: expand, exchange; again while work is left or free moves found some
-                if clock.out_of_time() or clock.too_many(self.states):
-                    self.status = "limit"
-                    return
-                infos = ex.expand(wall_deadline(clock.deadline), stop)
+            settled = False
+            while True:     # rounds: the infos of one expansion, then its buckets delivered
                 self.expanded += sum(i["expanded"] for i in infos)
                 self.generated += sum(i["generated"] for i in infos)
                 if any(i["stopped"] for i in infos):
@@ -162,27 +181,35 @@ class _Run:
                     if not self.cfg.enumerate_all:
                         self.status = "optimal"
                         return
+                if settled and not any(i["expanded"] or i["left"] for i in infos):
+                    # the last round's zero-cost successors were all known: the layer closed with it
+                    fresh = sum(ex.all("prepare"))
+                    break
                 if self.fault is not None:
                     self.fault(g, ex)
-                new = sum(ex.exchange(stop))
+                if self._limited():
+                    return
+                final = not any(i["left"] for i in infos) and not any(i["zero_out"] for i in infos)
+                infos = ex.settle(final, wall_deadline(clock.deadline), stop)
+                settled = True
+                new = sum(i["new"] for i in infos)
                 self.states += new
                 layer_size += new
-                if new == 0 and not any(i["left"] for i in infos):
+                if final:
+                    fresh = sum(i["fresh"] for i in infos)
                     break
             self.layers.append(layer_size)
-            fresh = sum(ex.all("prepare"))
             if not clock.room(self.states, fresh) or not self._affords(fresh):
                 self.status = "limit"
                 return
-            self.figs = ex.all("commit")
-            self.states = sum(f["states"] for f in self.figs)
-            ram = sum(f["ram_bytes"] for f in self.figs)
-            clock.note_bytes(ram)
-            if self.dir:
-                self.groups.append(ex.all("save", self.dir, g + 1))
-                self._commit_checkpoint()
-            self._report(g, layer_size, prev, fresh, ram)
-            prev = layer_size
+            closed = (g, layer_size, fresh)
+
+    def _limited(self) -> bool:
+        """Time or states are up: the run ends with the layers closed so far."""
+        if self.clock.out_of_time() or self.clock.too_many(self.states):
+            self.status = "limit"
+            return True
+        return False
 
     def _affords(self, fresh: int) -> bool:
         """Whether storing ``fresh`` more states stays under the memory budget (RAM only: with a

@@ -1,8 +1,9 @@
 """Where the shards live: objects in this process, or Ray actors (one process each, any machine).
 
 Both executors offer the coordinator the same few calls: run a shard method on every shard
-(``all``) or on one (``one``), and a round of the layer (``expand`` then ``exchange``).  In the
-exchange, each shard receives the buckets every shard made for it; with Ray the buckets are
+(``all``) or on one (``one``), and the two calls of a layer (``open_layer``, then ``settle`` once
+per round, see shard.py).  Each returns the shards' infos and keeps their buckets; the next
+``settle`` hands each shard the buckets every shard made for it.  With Ray the buckets are
 objects in Ray's object store and go from actor to actor without passing through the driver.
 """
 
@@ -41,15 +42,24 @@ class LocalExecutor:
     def one(self, index: int, method: str, *args: Any) -> Any:
         return getattr(self.shards[index], method)(*args)
 
-    def expand(self, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
-        out = [s.expand(deadline, stop) for s in self.shards]
-        self._buckets = [b for b, _ in out]
-        return [info for _, info in out]
+    def open_layer(self, save_dir: str, step: int, deadline: float | None,
+                   stop: Callable[[], bool]) -> list[dict[str, Any]]:
+        return self._keep([s.open_layer(save_dir, step, deadline) for s in self._with(stop)])
 
-    def exchange(self, stop: Callable[[], bool]) -> list[int]:
+    def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
         b, self._buckets = self._buckets, None
         assert b is not None
-        return [s.receive(*[b[i][j] for i in range(self.n)]) for j, s in enumerate(self.shards)]
+        return self._keep([s.settle(final, deadline, *[b[i][j] for i in range(self.n)])
+                           for j, s in enumerate(self._with(stop))])
+
+    def _with(self, stop: Callable[[], bool]) -> list[Shard]:
+        for s in self.shards:
+            s.stop = stop
+        return self.shards
+
+    def _keep(self, out: list[tuple[list[Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+        self._buckets = [b for b, _ in out]
+        return [info for _, info in out]
 
     def close(self) -> None:
         for s in self.shards:
@@ -67,8 +77,12 @@ class ShardActor:
     def call(self, method: str, *args: Any) -> Any:
         return getattr(self.shard, method)(*args)
 
-    def expand(self, deadline: float | None) -> tuple[Any, ...]:
-        buckets, info = self.shard.expand(deadline)
+    def open_layer(self, save_dir: str, step: int, deadline: float | None) -> tuple[Any, ...]:
+        buckets, info = self.shard.open_layer(save_dir, step, deadline)
+        return (*buckets, info)
+
+    def settle(self, final: bool, deadline: float | None, *incoming: Any) -> tuple[Any, ...]:
+        buckets, info = self.shard.settle(final, deadline, *incoming)
         return (*buckets, info)
 
 
@@ -152,18 +166,24 @@ class RayExecutor:
     def one(self, index: int, method: str, *args: Any) -> Any:
         return self._get([self.actors[index].call.remote(method, *args)])[0]
 
-    def expand(self, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
+    def open_layer(self, save_dir: str, step: int, deadline: float | None,
+                   stop: Callable[[], bool]) -> list[dict[str, Any]]:
         n = self.n
-        refs = [a.expand.options(num_returns=n + 1).remote(deadline) for a in self.actors]
+        return self._keep([a.open_layer.options(num_returns=n + 1).remote(save_dir, step, deadline)
+                           for a in self.actors], stop)
+
+    def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
+        n, b, self._buckets = self.n, self._buckets, None
+        assert b is not None
+        return self._keep([a.settle.options(num_returns=n + 1).remote(final, deadline,
+                                                                      *[b[i][j] for i in range(n)])
+                           for j, a in enumerate(self.actors)], stop)
+
+    def _keep(self, refs: list[Any], stop: Callable[[], bool]) -> list[dict[str, Any]]:
+        """Keep the buckets' references for the next round; wait for the infos."""
+        n = self.n
         self._buckets = [r[:n] for r in refs]
         return self._get([r[n] for r in refs], stop)
-
-    def exchange(self, stop: Callable[[], bool]) -> list[int]:
-        b, self._buckets = self._buckets, None
-        assert b is not None
-        refs = [a.call.remote("receive", *[b[i][j] for i in range(self.n)])
-                for j, a in enumerate(self.actors)]
-        return self._get(refs, stop)
 
     def close(self) -> None:
         ray = self.ray

@@ -12,6 +12,12 @@ A layer, as the coordinator drives it (the same for every executor):
 4. ``prepare``: candidates not seen yet, each once -- the next layer (counted before it is
    stored, so ``--max-states`` is exact); ``commit`` stores them.
 
+Each step is a call across processes under Ray, so the coordinator makes two per layer where it
+can: ``open_layer`` (commit the previous layer, save it, steps 1-2) and ``settle`` (step 3, then
+either the next round's step 2 or, when the coordinator knows the layer closes with this round,
+step 4).  The layer closes with a round when no shard has work left and the round's expansions
+made no zero-cost successor -- always, on unit-cost tasks.
+
 A shard only ever talks to the coordinator; the buckets travel between shards once per round.
 """
 
@@ -67,6 +73,7 @@ class Shard:
         self.expanded = 0
         self.generated = 0
         self.busy_s = 0.0       # seconds spent expanding (for the per-worker rate)
+        self.stop: Callable[[], bool] | None = None    # in-process only: the coordinator's clock
 
     # ------------------------------------------------------------------ set-up
     def seed(self, root: np.ndarray) -> int:
@@ -96,6 +103,7 @@ class Shard:
         next round); ``deadline`` (``time.time()``) or ``stop()`` end it early (``info["stopped"]``:
         the layer is then incomplete and the coordinator ends the run)."""
         t0 = time.perf_counter()
+        stop = stop or self.stop
         k, n, W = self.kernel, self.n, self.W
         work, self.work = self.work[: self.cfg.round], self.work[self.cfg.round:]
         parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(2 * n)]
@@ -135,6 +143,7 @@ class Shard:
             zero = _cat(parts[2 * d], W)
             one = _cat(parts[2 * d + 1], W)
             buckets.append((*zero, *one))
+        info["zero_out"] = sum(int(b[0].shape[0]) for b in buckets)
         self.expanded += info["expanded"]
         self.generated += info["generated"]
         dt = time.perf_counter() - t0
@@ -179,6 +188,36 @@ class Shard:
         self.frontier = K
         self._note("f", K, P, A)
         return self.figures()
+
+    def open_layer(self, save_dir: str, step: int,
+                   deadline: float | None = None) -> tuple[list[Bucket], dict[str, Any]]:
+        """Steps 4b, 1 and 2 in one call: store the prepared layer (if one is prepared), save it as
+        checkpoint step ``step`` (when ``save_dir`` is given), start the next layer and expand its
+        first round.  ``info`` adds the layer's size, the saved file's name and the figures."""
+        if self.prepared is not None:
+            self.commit()
+        saved = self.save(save_dir, step) if save_dir else ""
+        size = self.start_layer()
+        buckets, info = self.expand(deadline)
+        info.update(layer=size, saved=saved, figures=self.figures())
+        return buckets, info
+
+    def settle(self, final: bool, deadline: float | None,
+               *incoming: Bucket) -> tuple[list[Bucket], dict[str, Any]]:
+        """Step 3 with the buckets every shard made for this one, then step 2 on the work it left
+        (``final`` false) or step 4a (``final``: the coordinator knows no shard has work after this
+        round, so the candidates are complete).  ``info["new"]``: zero-cost states added;
+        ``info["fresh"]``: the next layer's size, when prepared."""
+        new = self.receive(*incoming)
+        if final:
+            assert not self.work.shape[0], "a final round left work"
+            buckets = [_empty_bucket(self.W) for _ in range(self.n)]
+            info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
+                                    "left": 0, "zero_out": 0, "fresh": self.prepare()}
+        else:
+            buckets, info = self.expand(deadline)
+        info["new"] = new
+        return buckets, info
 
     def _fresh(self, K: np.ndarray) -> np.ndarray:
         """Indices of the rows of ``K`` not stored yet, the first of each distinct row."""
@@ -229,6 +268,11 @@ class Shard:
 
 def _empty(W: int) -> np.ndarray:
     return np.zeros((0, W), dtype=np.uint64)
+
+
+def _empty_bucket(W: int) -> Bucket:
+    k, p, a = _empty(W), _empty(W), np.zeros(0, dtype=np.int32)
+    return (k, p, a, k, p, a)
 
 
 def _cat(parts: list[tuple[np.ndarray, ...]], W: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
