@@ -101,11 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a certificate of the optimum or of unsolvability to FILE, for "
                         "`puzzleplan check-certificate` (docs/certificates.md)")
     s.add_argument("--workers", type=_positive_int, metavar="N",
-                   help="bfs partitioned over N workers (engine dbfs; N > 1 runs Ray actors; "
-                        "docs/distributed.md)")
+                   help="bfs, ucs or astar partitioned over N workers (engine dbfs with bfs, cost or "
+                        "f layers; N > 1 runs Ray actors; docs/distributed.md)")
     s.add_argument("--ray-address", metavar="ADDR", help="run dbfs's workers on the Ray cluster at ADDR")
     s.add_argument("--spill-dir", metavar="DIR",
-                   help="bfs (dbfs): spill visited states to sorted runs in DIR when RAM is spent")
+                   help="bfs, ucs, astar (dbfs): spill visited states to sorted runs in DIR when RAM "
+                        "is spent")
     s.add_argument("--checkpoint", metavar="DIR", help="bfs (dbfs): write a checkpoint to DIR at every layer")
     s.add_argument("--resume", action="store_true", help="continue the checkpoint in --checkpoint DIR")
 
@@ -401,23 +402,26 @@ _DISTRIBUTED_FLAGS = (("workers", "--workers"), ("ray_address", "--ray-address")
 
 
 def _distributed_engine(args: argparse.Namespace) -> None:
-    """``--workers``, ``--spill-dir`` ... run bfs as dbfs (the same search, partitioned); other engines
-    refuse them."""
+    """``--workers``, ``--spill-dir`` ... run bfs, ucs or astar as dbfs with bfs, cost or f layers
+    (the same optimum, partitioned); other engines refuse them."""
     given = [flag for key, flag in _DISTRIBUTED_FLAGS if getattr(args, key, None) not in (None, False)]
     if not given:
         return
-    if args.engine == "bfs":
+    if args.engine in ("bfs", "ucs", "astar"):
+        args.layer_order = args.engine
         args.engine = "dbfs"
     elif args.engine != "dbfs":
-        raise PuzzleError(f"{given[0]} works with --engine bfs or dbfs only", code=EXIT_BAD_OPTION)
+        raise PuzzleError(f"{given[0]} works with --engine bfs, ucs, astar or dbfs only",
+                          code=EXIT_BAD_OPTION)
 
 
 def _distributed_pairs(args: argparse.Namespace) -> list[str]:
     """The distributed flags as dbfs's ``-E`` pairs, so the registry checks them like -E."""
     if args.command != "solve":
         return []
+    order = getattr(args, "layer_order", "bfs")
     return [f"{key}={getattr(args, key)}" for key, _ in _DISTRIBUTED_FLAGS
-            if getattr(args, key, None) not in (None, False)]
+            if getattr(args, key, None) not in (None, False)] + ([f"order={order}"] if order != "bfs" else [])
 
 
 def _write_certificate(loaded: Any, result: Any, args: argparse.Namespace) -> dict[str, Any] | None:

@@ -211,12 +211,109 @@ def test_general_costs_are_refused(tmp_path):
     path.write_text("a: 3\nb: 5\ntarget: 4\n", encoding="utf-8")
     loaded = api.load_task(str(JUGS), str(path), ["cost=litres"])
     assert loaded.task.cost_kind == "general"
-    with pytest.raises(OptionError, match="unit and 0/1"):
+    with pytest.raises(OptionError, match="unit and 0/1 .* order=ucs"):
         dbfs(loaded)
 
 
+# ----------------------------------------------------------------------------- cost and f layers
+def _jugs(tmp_path: Path, a: int, b: int, t: int):
+    path = tmp_path / f"jugs-{a}-{b}-{t}.txt"
+    path.write_text(f"a: {a}\nb: {b}\ntarget: {t}\n", encoding="utf-8")
+    return api.load_task(str(JUGS), str(path), ["cost=litres"])
+
+
+def same_optimum(r, best) -> None:
+    """Layered dbfs against in-process ucs/astar: the same status and cost, a replayed plan."""
+    assert r.engine == "dbfs"
+    assert (r.status, r.cost) == (best.status, best.cost), r.message
+    if r.plan is not None:
+        assert r.stats["verified"] is True
+
+
+def test_cost_layers_match_ucs_on_random_general_cost_jugs(tmp_path):
+    """Two jugs, an action costing the litres it moves (general costs); seeded random capacities and
+    targets, solvable and not; 1 and 3 shards, spilling and not."""
+    rng = random.Random(2026)
+    seen = set()
+    for i in range(14):
+        a, b = rng.randint(1, 7), rng.randint(2, 11)
+        t = rng.randint(1, max(a, b) + 1)
+        loaded = _jugs(tmp_path, a, b, t)
+        best = api.solve(loaded, "ucs", kernel="numpy")
+        seen.add(best.status)
+        shards, spill_on = (1, 3)[i % 2], i % 3 == 0
+        r = dbfs(loaded, tmp_path / str(i), workers=shards, spill_on=spill_on, order="ucs")
+        same_optimum(r, best)
+        assert set(r.stats["cost_layers"]) <= set(range((best.cost or 10**6) + 1)) or best.cost is None
+    assert seen == {"optimal", "unsolvable"}
+
+
+@pytest.mark.parametrize("shards,spill_on", [(1, False), (2, True), (4, False)])
+def test_f_layers_match_astar_on_random_eight_puzzles(tmp_path, shards, spill_on):
+    """The 8-puzzle with Manhattan distance (consistent): seeded random walks from the goal."""
+    from test_differential import GOAL8, sliding_walk
+
+    rng = random.Random(77 + shards)
+    for i in range(4):
+        start = sliding_walk(3, GOAL8, rng, rng.randint(8, 30))
+        path = tmp_path / f"e{i}.txt"
+        path.write_text("\n".join(" ".join(str(v) for v in start[r * 3:r * 3 + 3]) for r in range(3)) + "\n",
+                        encoding="utf-8")
+        loaded = api.load_task("sliding", str(path))
+        best = api.solve(loaded, "astar", kernel="numpy")
+        r = dbfs(loaded, tmp_path / str(i), workers=shards, spill_on=spill_on, order="astar")
+        same_optimum(r, best)
+        h0 = int(loaded.kernel("numpy").heuristic(np.array([loaded.task.init]))[0])
+        closed = r.stats["f_layers"]     # the first f layer is h(start) (the goal's, when none closed)
+        assert (min(closed) if closed else r.cost) == h0 and all(f < r.cost for f in closed)
+        assert api.solve(loaded, "dbfs", Limits(), kernel="numpy", order="ucs").cost == best.cost
+
+
+def test_f_layers_on_a_general_cost_floor():
+    """Kwirk floor 1-1 in frames (costs 9-12 and more, walks): cost and f layers agree with ucs."""
+    loaded = api.load_task("kwirk", str(ROOT / "instances/kwirk/going-up/01_1-1.txt"), ["metric=frames"])
+    assert loaded.task.cost_kind == "general"
+    best = api.solve(loaded, "ucs", kernel="numpy")
+    for order in ("ucs", "astar"):
+        same_optimum(dbfs(loaded, workers=2, order=order), best)
+
+
+def test_cost_layer_limit_gives_a_sound_bound(eight):
+    loaded, b = eight
+    r = dbfs(loaded, workers=2, order="ucs", limits=Limits(max_states=5000))
+    assert r.status == "limit" and r.plan is None
+    assert 0 < r.stats["lower_bound"] <= b.cost and "closed cost layers" in r.message
+    r = dbfs(loaded, workers=2, order="astar", limits=Limits(max_states=3000))
+    assert r.status == "limit" and 0 < r.stats["lower_bound"] <= b.cost
+
+
+def test_inconsistent_heuristic_is_refused_by_f_layers(tmp_path):
+    path = tmp_path / "bump.txt"
+    path.write_text("name: chain\n", encoding="utf-8")
+    loaded = api.load_task(str(ROOT / "tests/models/bump.py"), str(path))
+    assert api.solve(loaded, "astar", kernel="numpy").cost == 3      # re-opening astar copes
+    assert dbfs(loaded, order="ucs").cost == 3
+    with pytest.raises(OptionError, match="inconsistent"):
+        dbfs(loaded, order="astar")
+
+
+def test_cost_layers_refuse_checkpoints(eight, tmp_path):
+    loaded, _ = eight
+    with pytest.raises(OptionError, match="checkpoints hold bfs layers only"):
+        dbfs(loaded, order="ucs", checkpoint=str(tmp_path / "ck"))
+
+
+def test_cli_workers_with_astar_runs_f_layers(capsys):
+    code, out, err = run_cli(["solve", "sliding", HARDEST, "--kernel", "numpy", "--json", "-e", "astar",
+                              "--workers", "2", "-E", "executor=local"], capsys)
+    doc = json.loads(out)
+    assert code == 0, err
+    assert doc["engine"] == "dbfs" and doc["stats"]["order"] == "astar" and doc["cost"] == 31
+    assert doc["stats"]["verified"] and "f_layers" in doc["stats"]
+
+
 @pytest.mark.parametrize("argv,needle", [
-    (["-e", "ucs", "--workers", "2"], "--workers works with --engine bfs or dbfs only"),
+    (["-e", "idastar", "--workers", "2"], "--workers works with --engine bfs, ucs, astar or dbfs only"),
     (["--resume"], "--resume needs --checkpoint"),
     (["-e", "dbfs", "-E", "workers=0"], "option workers='0' is not an integer in 1..4096"),
     (["-e", "dbfs", "-E", "executor=mpi"], "executor"),
@@ -301,6 +398,8 @@ def test_ray_workers_agree_with_bfs(ray_local, eight, tmp_path):
     same_as_bfs(r, b)
     assert r.stats["executor"] == "ray" and r.stats["states"] == 181_440
     assert min(r.stats["worker_expanded"]) > 0.4 * r.stats["expanded"]
+    f = dbfs(loaded, workers=2, executor="ray", order="astar")      # f layers: the key travels too
+    assert (f.status, f.cost, f.stats["verified"]) == ("optimal", 31, True) and f.stats["executor"] == "ray"
 
 
 def _wait_until_dead(ray, actor, timeout: float = 60.0) -> None:

@@ -19,7 +19,7 @@ from ..result import Clock, Limits, Result
 from . import checkpoint as ckpt
 from .executors import LocalExecutor, RayExecutor, Stopped, WorkerLost, wall_deadline
 from .keys import owner
-from .shard import CHUNK, ROUND, ShardConfig
+from .shard import CHUNK, ORDERS, ROUND, ShardConfig
 
 DEFAULT_SPILL_MB = 1024.0   # per worker, when spilling without --max-memory or -E spill_mb
 EXECUTORS = ("auto", "local", "ray")
@@ -32,17 +32,23 @@ def bytes_per_state(n_words: int) -> int:
 
 def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "auto", ray_address: str = "",
           spill_dir: str = "", spill_mb: float = 0.0, checkpoint: str = "", resume: bool = False,
-          enumerate_all: bool = False, task_source: Callable[[], Any] | None = None,
+          enumerate_all: bool = False, order: str = "bfs", task_source: Callable[[], Any] | None = None,
           fault: Callable[[int, Any], None] | None = None) -> Result:
-    """Layer-synchronous breadth-first search (0-1 BFS for 0/1 costs) over hash-partitioned shards.
+    """Layer-synchronous search over hash-partitioned shards: breadth-first (0-1 BFS for 0/1
+    costs), or with layers of equal cost (``order`` ucs) or equal f (astar), see shard.py.
 
     ``task_source`` (given by ``api.solve``) rebuilds the task in another process; ``fault`` is a
     test hook called in the middle of every layer with (layer, executor).
     """
     task = kernel.task
-    if task.cost_kind == "general":
-        raise OptionError("engine dbfs is exact for unit and 0/1 action costs only; "
-                          "this model has larger costs: use ucs or astar")
+    if order not in ORDERS:
+        raise OptionError(f"engine dbfs: order {order!r} is not one of {', '.join(ORDERS)}")
+    if task.cost_kind == "general" and order == "bfs":
+        raise OptionError("engine dbfs with order=bfs is exact for unit and 0/1 action costs only; "
+                          "this model has larger costs: use -E order=ucs or order=astar")
+    if order != "bfs" and (checkpoint or resume):
+        raise OptionError("engine dbfs: checkpoints hold bfs layers only (cost and f layers keep "
+                          "pending candidates that a checkpoint does not save): use order=bfs")
     if executor not in EXECUTORS:
         raise OptionError(f"engine dbfs: executor {executor!r} is not one of {', '.join(EXECUTORS)}")
     if resume and not checkpoint:
@@ -67,7 +73,7 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
                                             else DEFAULT_SPILL_MB)
         budget = max(16, int(mb * 2**20) // bytes_per_state(kernel.n_words))
     cfg = ShardConfig(n_shards=workers, enumerate_all=enumerate_all, spill_dir=spill_dir or None,
-                      budget_states=budget, keep_delta=bool(checkpoint))
+                      budget_states=budget, keep_delta=bool(checkpoint), order=order)
     if budget is not None:   # rounds no larger than the RAM table: the buckets then fit the same budget
         cfg.round = max(CHUNK, min(ROUND, budget))
     if kind == "local":
@@ -88,6 +94,10 @@ class _Run:
         self.manifest = manifest
         self.fault = fault
         self.layers: list[int] = []
+        self.keys: list[int] = []      # each closed layer's step count, cost or f
+        self.key = 0                   # the layer being searched
+        self.layered = cfg.order != "bfs"
+        self.next: int | None = None   # layered search: the layer after the one being closed
         self.groups: list[list[str]] = []
         self.expanded = self.generated = 0
         self.states = 0
@@ -130,6 +140,8 @@ class _Run:
             self.resumed_at = len(self.layers)
         else:
             ex.all("seed", k.canon_pack(k.init_state())[0])
+            if self.cfg.order == "astar" and k.task.heuristic is not None:
+                self.key = int(k.heuristic(k.canonical(k.init_state()))[0])
             if self.dir:
                 self.groups = [ex.all("save", self.dir, 0)]
                 self._commit_checkpoint()
@@ -148,13 +160,16 @@ class _Run:
         closed: tuple[int, int, int] | None = None   # (layer, size, next size) stored by the next open_layer
         while self.status is None:
             g = len(self.layers)
+            if not self.layered:
+                self.key = g
             if self._limited():
                 if closed is not None and self.dir:     # the closed layer still goes to the checkpoint
                     self.figs = ex.all("commit")
                     self.groups.append(ex.all("save", self.dir, g))
                     self._commit_checkpoint()
                 return
-            infos = ex.open_layer(self.dir if closed else "", g, wall_deadline(clock.deadline), stop)
+            infos = ex.open_layer(self.dir if closed else "", g, wall_deadline(clock.deadline), stop,
+                                  self.key if self.layered else None)
             self.figs = [i["figures"] for i in infos]
             self.states = sum(f["states"] for f in self.figs)
             if closed is not None:
@@ -175,15 +190,21 @@ class _Run:
                 if any(i["stopped"] for i in infos):
                     self.status = "limit"
                     return
+                if any(i["inconsistent"] for i in infos):
+                    raise OptionError(
+                        f"engine dbfs with order=astar: the model's heuristic drops by more than an "
+                        f"action's cost on {sum(i['inconsistent'] for i in infos)} expanded edge(s) of "
+                        f"layer f={self.key} (inconsistent), so f layers are not exact: use astar "
+                        "(which re-opens states) or order=ucs")
                 goals = [i["goal"] for i in infos if i["goal"] is not None]
                 if goals and self.goal is None:
-                    self.goal = (np.asarray(goals[0], dtype=np.uint64), g)
+                    self.goal = (np.asarray(goals[0], dtype=np.uint64), self.key)
                     if not self.cfg.enumerate_all:
                         self.status = "optimal"
                         return
                 if settled and not any(i["expanded"] or i["left"] for i in infos):
                     # the last round's zero-cost successors were all known: the layer closed with it
-                    fresh = sum(ex.all("prepare"))
+                    fresh = self._prepare(ex.all("next_key") if self.layered else None)
                     break
                 if self.fault is not None:
                     self.fault(g, ex)
@@ -196,13 +217,28 @@ class _Run:
                 self.states += new
                 layer_size += new
                 if final:
-                    fresh = sum(i["fresh"] for i in infos)
+                    fresh = self._prepare([i["next_key"] for i in infos]) if self.layered else \
+                        sum(i["fresh"] for i in infos)
                     break
             self.layers.append(layer_size)
+            self.keys.append(self.key)
+            if self.layered:
+                if self.next is None:    # nothing pending anywhere: every reachable state is stored
+                    break
+                self.key = self.next
             if not clock.room(self.states, fresh) or not self._affords(fresh):
                 self.status = "limit"
                 return
-            closed = (g, layer_size, fresh)
+            closed = (self.keys[-1], layer_size, fresh)
+
+    def _prepare(self, keys: list[int | None] | None) -> int:
+        """The next layer on every shard; layered search: the least pending key of any shard
+        (``self.next``, None when none is pending)."""
+        if keys is None:
+            return sum(self.ex.all("prepare"))
+        known = [k for k in keys if k is not None]
+        self.next = min(known) if known else None
+        return sum(self.ex.all("prepare", self.next)) if self.next is not None else 0
 
     def _limited(self) -> bool:
         """Time or states are up: the run ends with the layers closed so far."""
@@ -234,7 +270,7 @@ class _Run:
         if self.clock.progress is None:
             return
         rates = [round(f["expanded"] / f["busy_s"]) if f["busy_s"] > 0 else 0 for f in self.figs]
-        self.clock.report(depth=g + 1, layer=layer_size, frontier=fresh, states=self.states,
+        self.clock.report(depth=self.key, layer=layer_size, frontier=fresh, states=self.states,
                           expanded=self.expanded, generated=self.generated,
                           growth=round(fresh / layer_size, 3) if layer_size else 0.0,
                           bytes_per_state=round(ram / max(self.states, 1), 1),
@@ -270,10 +306,12 @@ class _Run:
                 pass
         stats: dict[str, Any] = dict(
             expanded=self.expanded, generated=self.generated, states=self.states, layers=list(self.layers),
-            workers=n, executor=self.ex.kind, startup_s=round(self.startup_s, 3),
+            workers=n, executor=self.ex.kind, order=self.cfg.order, startup_s=round(self.startup_s, 3),
             worker_expanded=[int(f["expanded"]) for f in figs],
             spill_bytes=sum(int(f["spilled_bytes"]) for f in figs),
             spill_runs=sum(int(f["runs"]) for f in figs))
+        if self.layered:    # layers named by their cost (ucs) or f (astar), as astar's f_layers
+            stats[f"{'cost' if self.cfg.order == 'ucs' else 'f'}_layers"] = dict(zip(self.keys, self.layers))
         if self.resumed_at is not None:
             stats["resumed_at_layer"] = self.resumed_at
         if self.dir:
@@ -287,13 +325,18 @@ class _Run:
         if self.goal is not None and status != "limit":
             keys, acts = self._plan(self.goal[0])
             result.plan = concretise(self.kernel, keys, acts)
-            result.cost = self.goal[1]
+            result.cost = int(sum(self.kernel.task.actions[a].cost for a in acts)) if self.layered \
+                else self.goal[1]
             result.status = "optimal"
             result.proof = "bfs layers (exhaustive below the optimum)"
         elif status == "unsolvable":
             result.proof = "reachable states exhausted"
         elif status == "limit" and not self.cfg.enumerate_all:
-            result.message = clock.bounded(result.stats, len(self.layers), "closed bfs layers")
+            if self.layered:   # every layer below the current one is closed (astar: h admissible)
+                what = "closed cost layers" if self.cfg.order == "ucs" else "closed f layers, h admissible"
+                result.message = clock.bounded(result.stats, self.key, what)
+            else:
+                result.message = clock.bounded(result.stats, len(self.layers), "closed bfs layers")
         elif status == "limit":
             result.message = clock.reason()
         if self.lost:

@@ -42,9 +42,9 @@ class LocalExecutor:
     def one(self, index: int, method: str, *args: Any) -> Any:
         return getattr(self.shards[index], method)(*args)
 
-    def open_layer(self, save_dir: str, step: int, deadline: float | None,
-                   stop: Callable[[], bool]) -> list[dict[str, Any]]:
-        return self._keep([s.open_layer(save_dir, step, deadline) for s in self._with(stop)])
+    def open_layer(self, save_dir: str, step: int, deadline: float | None, stop: Callable[[], bool],
+                   key: int | None = None) -> list[dict[str, Any]]:
+        return self._keep([s.open_layer(save_dir, step, deadline, key) for s in self._with(stop)])
 
     def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
         b, self._buckets = self._buckets, None
@@ -77,8 +77,9 @@ class ShardActor:
     def call(self, method: str, *args: Any) -> Any:
         return getattr(self.shard, method)(*args)
 
-    def open_layer(self, save_dir: str, step: int, deadline: float | None) -> tuple[Any, ...]:
-        buckets, info = self.shard.open_layer(save_dir, step, deadline)
+    def open_layer(self, save_dir: str, step: int, deadline: float | None,
+                   key: int | None) -> tuple[Any, ...]:
+        buckets, info = self.shard.open_layer(save_dir, step, deadline, key)
         return (*buckets, info)
 
     def settle(self, final: bool, deadline: float | None, *incoming: Any) -> tuple[Any, ...]:
@@ -166,10 +167,10 @@ class RayExecutor:
     def one(self, index: int, method: str, *args: Any) -> Any:
         return self._get([self.actors[index].call.remote(method, *args)])[0]
 
-    def open_layer(self, save_dir: str, step: int, deadline: float | None,
-                   stop: Callable[[], bool]) -> list[dict[str, Any]]:
+    def open_layer(self, save_dir: str, step: int, deadline: float | None, stop: Callable[[], bool],
+                   key: int | None = None) -> list[dict[str, Any]]:
         n = self.n
-        return self._keep([a.open_layer.options(num_returns=n + 1).remote(save_dir, step, deadline)
+        return self._keep([a.open_layer.options(num_returns=n + 1).remote(save_dir, step, deadline, key)
                            for a in self.actors], stop)
 
     def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:

@@ -18,6 +18,16 @@ either the next round's step 2 or, when the coordinator knows the layer closes w
 step 4).  The layer closes with a round when no shard has work left and the round's expansions
 made no zero-cost successor -- always, on unit-cost tasks.
 
+Cost and f layers (``order`` ucs or astar).  A layer is then every state of one cost ``g`` (ucs:
+Dial's buckets) or one ``f = g + h`` (astar), in increasing order.  A successor's layer is the
+current one plus its *reduced* cost, ``cost + h(succ) - h(state)`` (ucs: ``h = 0``): 0 joins the
+layer as a zero-cost move does in 0-1 BFS, more waits among the shard's pending candidates, keyed
+by layer, until that layer is prepared.  A state is stored when its layer is, so the first layer
+that stores it is its least ``g`` (ucs) or ``f`` (astar, where, ``h`` being fixed per state, that is
+its least ``g`` too) -- provided no reduced cost is negative, i.e. the heuristic is consistent on
+the expanded edges; every expanded edge is checked (``info["inconsistent"]``) and the
+coordinator refuses to go on past one.
+
 A shard only ever talks to the coordinator; the buckets travel between shards once per round.
 """
 
@@ -38,7 +48,9 @@ from .spill import Visited
 CHUNK = 1 << 15   # states expanded per kernel call (bounds the successor arrays)
 ROUND = 1 << 20   # states expanded per round at most: bounds the buckets held until the exchange
 
-Bucket = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+# zero-cost keys, parents, actions; the others' keys, parents, actions and layers (empty with bfs)
+Bucket = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+ORDERS = ("bfs", "ucs", "astar")
 
 
 @dataclass
@@ -50,6 +62,7 @@ class ShardConfig:
     keep_delta: bool = False            # keep each layer's new states for the checkpoint
     chunk: int = CHUNK
     round: int = ROUND
+    order: str = "bfs"                  # layers by steps (bfs), by cost (ucs) or by f = g + h (astar)
 
 
 class Shard:
@@ -74,6 +87,10 @@ class Shard:
         self.generated = 0
         self.busy_s = 0.0       # seconds spent expanding (for the per-worker rate)
         self.stop: Callable[[], bool] | None = None    # in-process only: the coordinator's clock
+        self.key = 0            # the layer being expanded: its step count, cost or f
+        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []   # later layers
+        self.layered = cfg.order != "bfs"
+        self.use_h = cfg.order == "astar" and kernel.task.heuristic is not None
 
     # ------------------------------------------------------------------ set-up
     def seed(self, root: np.ndarray) -> int:
@@ -108,7 +125,8 @@ class Shard:
         work, self.work = self.work[: self.cfg.round], self.work[self.cfg.round:]
         parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(2 * n)]
         info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
-                                "left": int(self.work.shape[0])}
+                                "left": int(self.work.shape[0]), "inconsistent": 0}
+        later: list[list[np.ndarray]] = [[] for _ in range(n)]    # layered: the later layers' keys
         for lo in range(0, work.shape[0], self.cfg.chunk):
             if (stop is not None and stop()) or (deadline is not None and time.time() > deadline):
                 info["stopped"] = True
@@ -130,19 +148,26 @@ class Shard:
             K = k.canon_pack(succ)
             P = Kw[par]
             A = act.astype(np.int32)
-            code = 2 * owner(K, n) + (k.costs[act] != 0)    # per shard: zero-cost first, then cost 1
+            step = k.costs[act]
+            if self.use_h:
+                step = step + k.heuristic(succ) - k.heuristic(S)[par]
+                info["inconsistent"] += int(np.count_nonzero(step < 0))
+            code = 2 * owner(K, n) + (step != 0)    # per shard: zero-cost first, then the others
             order = np.argsort(code, kind="stable")
             bounds = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=2 * n))])
-            K, P, A = K[order], P[order], A[order]
+            K, P, A, step = K[order], P[order], A[order], step[order]
             for c in range(2 * n):
                 a, b = bounds[c], bounds[c + 1]
                 if b > a:
                     parts[c].append((K[a:b], P[a:b], A[a:b]))
+                    if self.layered and c % 2:
+                        later[c // 2].append(self.key + step[a:b])
         buckets = []
         for d in range(n):
             zero = _cat(parts[2 * d], W)
             one = _cat(parts[2 * d + 1], W)
-            buckets.append((*zero, *one))
+            keys = np.concatenate(later[d]) if later[d] else np.zeros(0, dtype=np.int64)
+            buckets.append((*zero, *one, keys))
         info["zero_out"] = sum(int(b[0].shape[0]) for b in buckets)
         self.expanded += info["expanded"]
         self.generated += info["generated"]
@@ -158,10 +183,15 @@ class Shard:
         ok, op, oa = _cat([(b[3], b[4], b[5]) for b in buckets if b[3].shape[0]], self.W)
         if ok.shape[0]:
             # most successors are stored already (a state's parent, its siblings): drop the ones the
-            # RAM table knows and repeats now, so the candidates held until the layer closes stay few
+            # RAM table knows, so the candidates held until their layer closes stay few; with bfs
+            # layers, repeats too (in later layers a repeat may come with a smaller key: kept)
             keep = np.flatnonzero(self.visited.table.lookup(ok) < 0)
-            keep = keep[first_rows(ok[keep])]
-            self.cand.append((ok[keep], op[keep], oa[keep]))
+            if self.layered:
+                ol = np.concatenate([b[6] for b in buckets if b[3].shape[0]])
+                self.pending.append((ok[keep], op[keep], oa[keep], ol[keep]))
+            else:
+                keep = keep[first_rows(ok[keep])]
+                self.cand.append((ok[keep], op[keep], oa[keep]))
         if not zk.shape[0]:
             return 0
         keep = self._fresh(zk)
@@ -171,8 +201,24 @@ class Shard:
         self._note("z", zk, zp, za)
         return int(zk.shape[0])
 
-    def prepare(self) -> int:
-        """The next layer: candidates not stored yet, each once.  Returns their number."""
+    def next_key(self) -> int | None:
+        """Layered search: the least layer among the pending candidates (None: none pending)."""
+        keys = [int(p[3].min()) for p in self.pending if p[3].shape[0]]
+        return min(keys) if keys else None
+
+    def prepare(self, key: int | None = None) -> int:
+        """The next layer: candidates not stored yet, each once.  Returns their number.  Layered
+        search: the pending candidates of layer ``key`` (the least pending over all shards)."""
+        if self.layered:
+            self.pending = [p for p in self.pending if p[0].shape[0]]
+            if key is None or not self.pending:
+                self.cand = []
+            else:
+                K, P, A, L = (np.concatenate([p[i] for p in self.pending]) for i in range(4))
+                now = L == key
+                rest = ~now
+                self.pending = [(K[rest], P[rest], A[rest], L[rest])] if rest.any() else []
+                self.cand = [(K[now], P[now], A[now])]
         K, P, A = _cat(self.cand, self.W)
         self.cand = []
         keep = self._fresh(K) if K.shape[0] else np.zeros(0, dtype=np.int64)
@@ -189,11 +235,14 @@ class Shard:
         self._note("f", K, P, A)
         return self.figures()
 
-    def open_layer(self, save_dir: str, step: int,
-                   deadline: float | None = None) -> tuple[list[Bucket], dict[str, Any]]:
+    def open_layer(self, save_dir: str, step: int, deadline: float | None = None,
+                   key: int | None = None) -> tuple[list[Bucket], dict[str, Any]]:
         """Steps 4b, 1 and 2 in one call: store the prepared layer (if one is prepared), save it as
-        checkpoint step ``step`` (when ``save_dir`` is given), start the next layer and expand its
-        first round.  ``info`` adds the layer's size, the saved file's name and the figures."""
+        checkpoint step ``step`` (when ``save_dir`` is given), start the next layer (``key``: its
+        cost or f, layered search) and expand its first round.  ``info`` adds the layer's size, the
+        saved file's name and the figures."""
+        if key is not None:
+            self.key = key
         if self.prepared is not None:
             self.commit()
         saved = self.save(save_dir, step) if save_dir else ""
@@ -213,7 +262,11 @@ class Shard:
             assert not self.work.shape[0], "a final round left work"
             buckets = [_empty_bucket(self.W) for _ in range(self.n)]
             info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
-                                    "left": 0, "zero_out": 0, "fresh": self.prepare()}
+                                    "left": 0, "zero_out": 0, "inconsistent": 0}
+            if self.layered:
+                info["next_key"] = self.next_key()
+            else:
+                info["fresh"] = self.prepare()
         else:
             buckets, info = self.expand(deadline)
         info["new"] = new
@@ -227,7 +280,8 @@ class Shard:
     # ------------------------------------------------------------------ queries
     def figures(self) -> dict[str, Any]:
         return {"states": self.visited.size, "frontier": int(self.frontier.shape[0]),
-                "ram_bytes": self.visited.nbytes + 8 * self.W * int(self.frontier.shape[0]),
+                "ram_bytes": self.visited.nbytes + 8 * self.W * int(self.frontier.shape[0])
+                + sum(a.nbytes for p in self.pending for a in p),
                 "disk_bytes": self.visited.disk_bytes, "spilled_bytes": self.visited.spilled_bytes,
                 "runs": len(self.visited.runs), "expanded": self.expanded, "generated": self.generated,
                 "busy_s": self.busy_s}
@@ -272,7 +326,7 @@ def _empty(W: int) -> np.ndarray:
 
 def _empty_bucket(W: int) -> Bucket:
     k, p, a = _empty(W), _empty(W), np.zeros(0, dtype=np.int32)
-    return (k, p, a, k, p, a)
+    return (k, p, a, k, p, a, np.zeros(0, dtype=np.int64))
 
 
 def _cat(parts: list[tuple[np.ndarray, ...]], W: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -284,4 +338,4 @@ def _cat(parts: list[tuple[np.ndarray, ...]], W: int) -> tuple[np.ndarray, np.nd
             np.concatenate([p[2] for p in parts]))
 
 
-__all__ = ["CHUNK", "Shard", "ShardConfig"]
+__all__ = ["CHUNK", "ORDERS", "Shard", "ShardConfig"]
