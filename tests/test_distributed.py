@@ -309,7 +309,7 @@ def test_cli_workers_with_astar_runs_f_layers(capsys):
     doc = json.loads(out)
     assert code == 0, err
     assert doc["engine"] == "dbfs" and doc["stats"]["order"] == "astar" and doc["cost"] == 31
-    assert doc["stats"]["verified"] and "f_layers" in doc["stats"]
+    assert doc["stats"]["verified"] and "f_layers" in doc["stats"] and doc["proof"].startswith("f layers")
 
 
 @pytest.mark.parametrize("argv,needle", [

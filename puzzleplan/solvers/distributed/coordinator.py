@@ -240,6 +240,14 @@ class _Run:
         self.next = min(known) if known else None
         return sum(self.ex.all("prepare", self.next)) if self.next is not None else 0
 
+    def _proof(self) -> str:
+        if not self.layered:
+            return "bfs layers (exhaustive below the optimum)"
+        if self.cfg.order == "astar" and self.kernel.task.heuristic is not None:
+            return ("f layers (every state of f below the optimum expanded; the heuristic admissible, "
+                    "and consistent on every expanded edge: checked)")
+        return "cost layers (every state cheaper than the optimum expanded)"
+
     def _limited(self) -> bool:
         """Time or states are up: the run ends with the layers closed so far."""
         if self.clock.out_of_time() or self.clock.too_many(self.states):
@@ -328,7 +336,7 @@ class _Run:
             result.cost = int(sum(self.kernel.task.actions[a].cost for a in acts)) if self.layered \
                 else self.goal[1]
             result.status = "optimal"
-            result.proof = "bfs layers (exhaustive below the optimum)"
+            result.proof = self._proof()
         elif status == "unsolvable":
             result.proof = "reachable states exhausted"
         elif status == "limit" and not self.cfg.enumerate_all:
