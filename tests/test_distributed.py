@@ -297,10 +297,25 @@ def test_inconsistent_heuristic_is_refused_by_f_layers(tmp_path):
         dbfs(loaded, order="astar")
 
 
-def test_cost_layers_refuse_checkpoints(eight, tmp_path):
-    loaded, _ = eight
-    with pytest.raises(OptionError, match="checkpoints hold bfs layers only"):
-        dbfs(loaded, order="ucs", checkpoint=str(tmp_path / "ck"))
+@pytest.mark.parametrize("order,before,after,crash",
+                         [("ucs", 2, 3, 12), ("ucs", 1, 2, 30), ("astar", 2, 1, 5)])
+def test_cost_and_f_layers_resume_after_a_crash(eight, tmp_path, order, before, after, crash):
+    """A layered run broken in the middle of a layer resumes -- under another shard count, with the
+    pending candidates of later layers restored from the checkpoint -- to the same layers and
+    optimum.  ucs: jugs 11/15 -> 13 litres, costs by the litre (the pending candidates span many
+    later layers); astar: the 8-puzzle."""
+    loaded = _jugs(tmp_path, 11, 15, 13) if order == "ucs" else eight[0]
+    whole = dbfs(loaded, order=order, workers=2)
+    ck = str(tmp_path / "ck")
+    with pytest.raises(Crash):
+        dbfs(loaded, tmp_path, workers=before, checkpoint=ck, fault=_crash_at(crash), spill_on=True,
+             order=order)
+    again = dbfs(loaded, workers=after, checkpoint=ck, resume=True, order=order)
+    key = f"{'cost' if order == 'ucs' else 'f'}_layers"
+    assert again.stats["resumed_at_layer"] == crash and again.stats[key] == whole.stats[key]
+    assert (again.status, again.cost, again.stats["verified"]) == ("optimal", whole.cost, True)
+    with pytest.raises(OptionError, match="has .* layers, not"):
+        dbfs(loaded, checkpoint=ck, resume=True, order="astar" if order == "ucs" else "ucs")
 
 
 def test_cli_workers_with_astar_runs_f_layers(capsys):

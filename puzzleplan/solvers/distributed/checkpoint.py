@@ -6,6 +6,7 @@ Layout of a checkpoint directory::
     d000000-s000-of002.npz        step 0 (the root), written by shard 0 of 2
     d000001-s001-of002.npz        step 1: what shard 1 stored while closing layer 0
     ...
+    p000001-s001-of002.npz        cost and f layers: shard 1's pending candidates at step 1
 
 A *delta* file holds the states one shard stored during one layer, with their parent keys and
 actions: the zero-cost ones that joined that layer (``z*``) and the next layer (``f*``).  The
@@ -56,6 +57,37 @@ def write_delta(directory: str, step: int, index: int, n_shards: int,
     name = delta_name(step, index, n_shards)
     _atomic(Path(directory) / name, lambda f: np.savez(f, **arrays))
     return name
+
+
+def pending_name(step: int, index: int, n_shards: int) -> str:
+    return f"p{step:06d}-s{index:03d}-of{n_shards:03d}.npz"
+
+
+def write_pending(directory: str, step: int, index: int, n_shards: int,
+                  pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], W: int) -> None:
+    """Cost and f layers: a shard's candidates of later layers (keys, parents, actions, layers), whole
+    at each step -- they change every layer, unlike the stored states.  The file of two steps back
+    is removed: the manifest committed since names a later one."""
+    arrays = {name: (np.concatenate([p[i] for p in pending]) if pending else empty)
+              for i, (name, empty) in enumerate((("k", np.zeros((0, W), np.uint64)),
+                                                 ("p", np.zeros((0, W), np.uint64)),
+                                                 ("a", np.zeros(0, np.int32)), ("l", np.zeros(0, np.int64))))}
+    _atomic(Path(directory) / pending_name(step, index, n_shards), lambda f: np.savez(f, **arrays))
+    if step >= 2:
+        (Path(directory) / pending_name(step - 2, index, n_shards)).unlink(missing_ok=True)
+
+
+def read_pending(directory: str, step: int, n_shards: int,
+                 W: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    out = []
+    for index in range(n_shards):
+        name = pending_name(step, index, n_shards)
+        try:
+            with np.load(Path(directory) / name) as z:
+                out.append((z["k"].reshape(-1, W), z["p"].reshape(-1, W), z["a"], z["l"]))
+        except (OSError, KeyError, ValueError) as e:
+            raise OptionError(f"checkpoint {directory}: cannot read {name} ({type(e).__name__})") from None
+    return out
 
 
 def read_delta(directory: str, name: str, W: int) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
@@ -117,4 +149,5 @@ def _atomic(path: Path, write: Any) -> None:
     os.replace(tmp, path)
 
 
-__all__ = ["fingerprint", "prepare_dir", "read_delta", "read_manifest", "write_delta", "write_manifest"]
+__all__ = ["fingerprint", "prepare_dir", "read_delta", "read_manifest", "read_pending", "write_delta",
+           "write_manifest", "write_pending"]

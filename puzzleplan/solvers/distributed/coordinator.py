@@ -46,9 +46,6 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
     if task.cost_kind == "general" and order == "bfs":
         raise OptionError("engine dbfs with order=bfs is exact for unit and 0/1 action costs only; "
                           "this model has larger costs: use -E order=ucs or order=astar")
-    if order != "bfs" and (checkpoint or resume):
-        raise OptionError("engine dbfs: checkpoints hold bfs layers only (cost and f layers keep "
-                          "pending candidates that a checkpoint does not save): use order=bfs")
     if executor not in EXECUTORS:
         raise OptionError(f"engine dbfs: executor {executor!r} is not one of {', '.join(EXECUTORS)}")
     if resume and not checkpoint:
@@ -131,7 +128,13 @@ class _Run:
         m = self.manifest
         if m is not None:
             self.groups = [list(g) for g in m["groups"]]
-            ex.all("restore", self.dir, self.groups)
+            if m.get("order", "bfs") != self.cfg.order:
+                had = m.get("order", "bfs")
+                raise OptionError(f"--resume: the checkpoint in {self.dir} has {had} layers, "
+                                  f"not {self.cfg.order}")
+            self.key = int(m.get("key", 0))
+            self.keys = [int(x) for x in m.get("keys", [])]
+            ex.all("restore", self.dir, self.groups, self.key)
             self.layers = [int(x) for x in m["layers"]]
             self.expanded, self.generated = int(m["expanded"]), int(m["generated"])
             if m.get("goal") is not None:
@@ -272,6 +275,7 @@ class _Run:
             "fingerprint": ckpt.fingerprint(self.kernel.task), "closed": len(self.layers),
             "layers": self.layers,
             "expanded": self.expanded, "generated": self.generated, "workers": self.ex.n,
+            "order": self.cfg.order, "key": self.key, "keys": self.keys,
             "groups": self.groups, "goal": goal})
 
     def _report(self, g: int, layer_size: int, prev: int, fresh: int, ram: int) -> None:

@@ -301,12 +301,21 @@ class Shard:
         """Write the states stored since the last save (see checkpoint.py); returns the file name."""
         name = checkpoint.write_delta(directory, step, self.index, self.n, self.delta, self.W)
         self.delta = []
+        if self.layered:
+            checkpoint.write_pending(directory, step, self.index, self.n, self.pending, self.W)
         return name
 
-    def restore(self, directory: str, groups: list[list[str]]) -> int:
+    def restore(self, directory: str, groups: list[list[str]], key: int = 0) -> int:
         """Load the states this shard owns from a checkpoint's delta files (written with any shard
         count): ``groups`` holds one list of files per closed layer, oldest first; the next-layer
-        part of the last group is the frontier.  Returns the states stored."""
+        part of the last group is the frontier.  Cost and f layers: the pending candidates of the
+        last step too, and ``key``, the layer to go on with.  Returns the states stored."""
+        if self.layered:
+            self.key = key
+            for K, P, A, L in checkpoint.read_pending(directory, len(groups) - 1, len(groups[-1]), self.W):
+                mine = owner(K, self.n) == self.index
+                if mine.any():
+                    self.pending.append((K[mine], P[mine], A[mine], L[mine]))
         frontier = []
         for i, names in enumerate(groups):
             for name in names:
