@@ -164,6 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("models", help="list bundled models, their options, and the engines")
 
+    sv = sub.add_parser("serve", help="keep a warm process that later `puzzleplan` runs are handed to "
+                                      "(numba imported and initialised once; docs/cli.md)")
+    sv.add_argument("--socket", metavar="PATH", help="listen here (default $PUZZLEPLAN_SERVER, else "
+                                                      "server.sock in the cache base directory)")
+    sv.add_argument("--idle", type=float, default=30.0, metavar="MIN",
+                    help="stop after MIN minutes without a run (0: never; default 30)")
+    sv.add_argument("--stop", action="store_true", help="stop the server listening on the socket")
+
     c = sub.add_parser("compile", help="write the bounded-horizon SAT (DIMACS) or CP-SAT model to a file, "
                                        "or the task as PDDL (domain + problem) to a directory")
     common(c)
@@ -196,10 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, started: float | None = None) -> int:
+    """``started``: the run's start on ``perf_counter``'s clock when it began elsewhere (a run
+    served by ``puzzleplan serve`` counts its client's start-up, as a local run counts its own)."""
     from .solvers.result import SIGNAL_EXIT, Interrupted, catch_signals
 
-    started = _run_start(argv)
+    started = _run_start(argv) if started is None else started
     parser = build_parser()
     try:
         args = parser.parse_args(argv)   # inside: --help on a full disk is an output error too
@@ -316,6 +326,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     if args.command == "models":
         return _models()
+    if args.command == "serve":
+        from .serve import serve, stop_server
+
+        return stop_server(args.socket) if args.stop else serve(args.socket, args.idle)
     if args.command == "generate":
         return _generate(args)
     if args.command == "bench":

@@ -1,0 +1,156 @@
+"""The ``puzzleplan`` command's entry point: hand the run to a warm server when one is running.
+
+A warm run spends most of its wall time before the search: importing numba and initialising its
+compiler target take about 0.45 s on the development machine, whatever the search.  ``puzzleplan
+serve`` keeps one process with all of that done; this entry point, which imports nothing heavy,
+passes it the command line, the working directory, the environment and its own stdin, stdout and
+stderr (the file descriptors themselves, so a terminal stays a terminal), and exits with the code
+the served run returns.  The server forks a child per run, so runs never share state.
+
+Without a server -- no socket, a refused connection, ``PUZZLEPLAN_SERVER=off``, or a server that
+answers "fallback" (another interpreter, package or cache settings) -- the run happens here,
+exactly as before; with ``PUZZLEPLAN_SERVER_REQUIRED=1`` that is an error instead (exit 31).
+Signals (Ctrl-C, SIGTERM, SIGHUP) are forwarded to the served child, which ends its engine as a
+limit, as a local run does.  docs/cli.md, "puzzleplan serve".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+
+HEADER = struct.Struct("!I")
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def socket_path() -> str:
+    """``$PUZZLEPLAN_SERVER`` when it names a path, else ``server.sock`` in the cache base directory
+    (``$PUZZLEPLAN_CACHE`` or ``~/.cache/puzzleplan``, the directory of the kernel cache)."""
+    named = os.environ.get("PUZZLEPLAN_SERVER", "")
+    if named and named not in ("on", "auto"):
+        return named
+    root = os.environ.get("PUZZLEPLAN_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "puzzleplan")
+    return os.path.join(root, "server.sock")
+
+
+def settings() -> dict[str, str]:
+    """What must be the same in the client and the server for a served run to be this run: the
+    interpreter, the package, and the environment variables that steer imports and caches."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith(("PUZZLEPLAN_", "NUMBA_")) or k in ("PYTHONPATH", "PYTHONHASHSEED", "HOME")}
+    for k in ("PUZZLEPLAN_SERVER", "PUZZLEPLAN_SERVER_REQUIRED"):
+        env.pop(k, None)
+    return {"python": sys.executable, "package": here, **{f"env:{k}": v for k, v in sorted(env.items())}}
+
+
+def send(conn: socket.socket, doc: dict, fds: list[int] | None = None) -> None:
+    body = json.dumps(doc).encode()
+    data = HEADER.pack(len(body)) + body
+    if fds:
+        conn.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
+    else:
+        conn.sendall(data)
+
+
+def receive(conn: socket.socket, with_fds: int = 0) -> tuple[dict | None, list[int]]:
+    """One message (None at end of stream) and the descriptors that came with it."""
+    fds: list[int] = []
+    head = b""
+    while len(head) < HEADER.size:
+        if with_fds and not fds:
+            chunk, anc, _, _ = conn.recvmsg(HEADER.size - len(head), socket.CMSG_SPACE(with_fds * 4))
+            for level, kind, payload in anc:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds.extend(struct.unpack(f"{len(payload) // 4}i", payload[: len(payload) // 4 * 4]))
+        else:
+            chunk = conn.recv(HEADER.size - len(head))
+        if not chunk:
+            return None, fds
+        head += chunk
+    (size,) = HEADER.unpack(head)
+    body = b""
+    while len(body) < size:
+        chunk = conn.recv(size - len(body))
+        if not chunk:
+            return None, fds
+        body += chunk
+    return json.loads(body), fds
+
+
+def _process_age() -> float:
+    """Seconds since this process started (``--time-limit`` counts start-up, as a local run does)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as f:
+            up = float(f.read().split()[0])
+        return max(0.0, up - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def served(argv: list[str]) -> int | None:
+    """Run ``argv`` on the server; its exit code, or None to run here instead."""
+    if os.environ.get("PUZZLEPLAN_SERVER", "") in ("off", "0", "no") or argv[:1] == ["serve"]:
+        return None
+    path = socket_path()
+    if not os.path.exists(path):
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        send(conn, {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "settings": settings(),
+                    "age": _process_age(), "sent": time.time()}, [0, 1, 2])
+        first, _ = receive(conn)
+    except OSError:
+        conn.close()
+        return None
+    if first is None or "pid" not in first:     # "fallback" (other settings) or a server going away
+        conn.close()
+        return None
+    pid = int(first["pid"])
+
+    def forward(signum: int, frame: object) -> None:
+        try:
+            os.kill(pid, signum)
+        except OSError:
+            pass
+
+    for s in FORWARDED:
+        signal.signal(s, forward)
+    while True:
+        try:
+            last, _ = receive(conn)
+            break
+        except InterruptedError:
+            continue
+        except OSError:
+            last = None
+            break
+    conn.close()
+    if last is None or "exit" not in last:
+        print("puzzleplan: the server's run ended without an exit code (killed?)", file=sys.stderr)
+        return 1
+    return int(last["exit"])
+
+
+def main() -> None:
+    code = served(sys.argv[1:])
+    if code is None and os.environ.get("PUZZLEPLAN_SERVER_REQUIRED") == "1" and sys.argv[1:2] != ["serve"]:
+        print(f"puzzleplan: error: PUZZLEPLAN_SERVER_REQUIRED=1, but no server took the run (none on "
+              f"{socket_path()}, or another interpreter, package or cache settings)", file=sys.stderr)
+        sys.exit(31)     # EXIT_BAD_OPTION (lang/errors.py: not imported here, it is not light)
+    if code is None:
+        from .cli import main as run_here
+
+        code = run_here()
+    sys.exit(code)
+
+
+__all__ = ["main", "receive", "send", "served", "settings", "socket_path"]
