@@ -88,3 +88,11 @@ def test_a_second_server_on_the_same_socket_is_refused(server):
     second = run(env, "serve", required=False)
     assert second.returncode == 1 and "already listening" in second.stderr
     assert Path(sock).exists()
+
+
+def test_the_entry_point_imports_nothing_heavy():
+    """The point of the server: the client must not pay the imports it saves (numpy, numba)."""
+    code = ("import sys; import puzzleplan.launch; "
+            "print(sorted(m for m in ('numpy', 'numba', 'ortools', 'pysat') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
