@@ -260,11 +260,16 @@ class _Run:
 
     def _affords(self, fresh: int) -> bool:
         """Whether storing ``fresh`` more states stays under the memory budget (RAM only: with a
-        spill directory the shards spill instead)."""
+        spill directory the shards' tables spill instead, but the pending candidates of cost and f
+        layers stay in RAM and count)."""
         cap = self.clock.max_bytes
-        if cap is None or self.cfg.spill_dir:
+        if cap is None:
             return True
         ram = sum(f["ram_bytes"] for f in self.figs)
+        if self.cfg.spill_dir:   # the tables spill; what does not is the frontier and, layered, the pending
+            ok = not self.layered or ram <= cap
+            self.clock.memory_refused |= not ok
+            return ok
         ok = ram + fresh * bytes_per_state(self.kernel.n_words) <= cap
         self.clock.memory_refused |= not ok
         return ok

@@ -88,7 +88,8 @@ class Shard:
         self.busy_s = 0.0       # seconds spent expanding (for the per-worker rate)
         self.stop: Callable[[], bool] | None = None    # in-process only: the coordinator's clock
         self.key = 0            # the layer being expanded: its step count, cost or f
-        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []   # later layers
+        # later layers' candidates, by layer (a layer's lists are taken whole when it is prepared)
+        self.pending: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.layered = cfg.order != "bfs"
         self.use_h = cfg.order == "astar" and kernel.task.heuristic is not None
 
@@ -188,7 +189,7 @@ class Shard:
             keep = np.flatnonzero(self.visited.table.lookup(ok) < 0)
             if self.layered:
                 ol = np.concatenate([b[6] for b in buckets if b[3].shape[0]])
-                self.pending.append((ok[keep], op[keep], oa[keep], ol[keep]))
+                self._add_pending(ok[keep], op[keep], oa[keep], ol[keep])
             else:
                 keep = keep[first_rows(ok[keep])]
                 self.cand.append((ok[keep], op[keep], oa[keep]))
@@ -201,24 +202,24 @@ class Shard:
         self._note("z", zk, zp, za)
         return int(zk.shape[0])
 
+    def _add_pending(self, K: np.ndarray, P: np.ndarray, A: np.ndarray, L: np.ndarray) -> None:
+        """File candidates under their layers, each key's rows without repeats."""
+        if not K.shape[0]:
+            return
+        for key in np.unique(L):
+            sel = np.flatnonzero(L == key)
+            sel = sel[first_rows(K[sel])]
+            self.pending.setdefault(int(key), []).append((K[sel], P[sel], A[sel]))
+
     def next_key(self) -> int | None:
         """Layered search: the least layer among the pending candidates (None: none pending)."""
-        keys = [int(p[3].min()) for p in self.pending if p[3].shape[0]]
-        return min(keys) if keys else None
+        return min(self.pending) if self.pending else None
 
     def prepare(self, key: int | None = None) -> int:
         """The next layer: candidates not stored yet, each once.  Returns their number.  Layered
         search: the pending candidates of layer ``key`` (the least pending over all shards)."""
         if self.layered:
-            self.pending = [p for p in self.pending if p[0].shape[0]]
-            if key is None or not self.pending:
-                self.cand = []
-            else:
-                K, P, A, L = (np.concatenate([p[i] for p in self.pending]) for i in range(4))
-                now = L == key
-                rest = ~now
-                self.pending = [(K[rest], P[rest], A[rest], L[rest])] if rest.any() else []
-                self.cand = [(K[now], P[now], A[now])]
+            self.cand = self.pending.pop(key, []) if key is not None else []
         K, P, A = _cat(self.cand, self.W)
         self.cand = []
         keep = self._fresh(K) if K.shape[0] else np.zeros(0, dtype=np.int64)
@@ -281,7 +282,7 @@ class Shard:
     def figures(self) -> dict[str, Any]:
         return {"states": self.visited.size, "frontier": int(self.frontier.shape[0]),
                 "ram_bytes": self.visited.nbytes + 8 * self.W * int(self.frontier.shape[0])
-                + sum(a.nbytes for p in self.pending for a in p),
+                + sum(a.nbytes for parts in self.pending.values() for p in parts for a in p),
                 "disk_bytes": self.visited.disk_bytes, "spilled_bytes": self.visited.spilled_bytes,
                 "runs": len(self.visited.runs), "expanded": self.expanded, "generated": self.generated,
                 "busy_s": self.busy_s}
@@ -302,7 +303,9 @@ class Shard:
         name = checkpoint.write_delta(directory, step, self.index, self.n, self.delta, self.W)
         self.delta = []
         if self.layered:
-            checkpoint.write_pending(directory, step, self.index, self.n, self.pending, self.W)
+            rows = [(K, P, A, np.full(K.shape[0], key, dtype=np.int64))
+                    for key, parts in self.pending.items() for K, P, A in parts]
+            checkpoint.write_pending(directory, step, self.index, self.n, rows, self.W)
         return name
 
     def restore(self, directory: str, groups: list[list[str]], key: int = 0) -> int:
@@ -314,8 +317,7 @@ class Shard:
             self.key = key
             for K, P, A, L in checkpoint.read_pending(directory, len(groups) - 1, len(groups[-1]), self.W):
                 mine = owner(K, self.n) == self.index
-                if mine.any():
-                    self.pending.append((K[mine], P[mine], A[mine], L[mine]))
+                self._add_pending(K[mine], P[mine], A[mine], L[mine])
         frontier = []
         for i, names in enumerate(groups):
             for name in names:
