@@ -326,10 +326,9 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     if args.command == "models":
         return _models()
-    if args.command == "serve":
-        from .serve import serve, stop_server
-
-        return stop_server(args.socket) if args.stop else serve(args.socket, args.idle)
+    if args.command == "serve":     # the entry point (launch.py) runs it: it sits above this module
+        raise PuzzleError("serve runs from the `puzzleplan` command (or `python -m puzzleplan.launch serve`)",
+                          code=EXIT_BAD_OPTION)
     if args.command == "generate":
         return _generate(args)
     if args.command == "bench":

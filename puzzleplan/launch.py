@@ -16,72 +16,15 @@ limit, as a local run does.  docs/cli.md, "puzzleplan serve".
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
-import struct
 import sys
 import time
 
-HEADER = struct.Struct("!I")
+from .wire import receive, send, settings, socket_path
+
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def socket_path() -> str:
-    """``$PUZZLEPLAN_SERVER`` when it names a path, else ``server.sock`` in the cache base directory
-    (``$PUZZLEPLAN_CACHE`` or ``~/.cache/puzzleplan``, the directory of the kernel cache)."""
-    named = os.environ.get("PUZZLEPLAN_SERVER", "")
-    if named and named not in ("on", "auto"):
-        return named
-    root = os.environ.get("PUZZLEPLAN_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "puzzleplan")
-    return os.path.join(root, "server.sock")
-
-
-def settings() -> dict[str, str]:
-    """What must be the same in the client and the server for a served run to be this run: the
-    interpreter, the package, and the environment variables that steer imports and caches."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = {k: v for k, v in os.environ.items()
-           if k.startswith(("PUZZLEPLAN_", "NUMBA_")) or k in ("PYTHONPATH", "PYTHONHASHSEED", "HOME")}
-    for k in ("PUZZLEPLAN_SERVER", "PUZZLEPLAN_SERVER_REQUIRED"):
-        env.pop(k, None)
-    return {"python": sys.executable, "package": here, **{f"env:{k}": v for k, v in sorted(env.items())}}
-
-
-def send(conn: socket.socket, doc: dict, fds: list[int] | None = None) -> None:
-    body = json.dumps(doc).encode()
-    data = HEADER.pack(len(body)) + body
-    if fds:
-        conn.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
-    else:
-        conn.sendall(data)
-
-
-def receive(conn: socket.socket, with_fds: int = 0) -> tuple[dict | None, list[int]]:
-    """One message (None at end of stream) and the descriptors that came with it."""
-    fds: list[int] = []
-    head = b""
-    while len(head) < HEADER.size:
-        if with_fds and not fds:
-            chunk, anc, _, _ = conn.recvmsg(HEADER.size - len(head), socket.CMSG_SPACE(with_fds * 4))
-            for level, kind, payload in anc:
-                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                    fds.extend(struct.unpack(f"{len(payload) // 4}i", payload[: len(payload) // 4 * 4]))
-        else:
-            chunk = conn.recv(HEADER.size - len(head))
-        if not chunk:
-            return None, fds
-        head += chunk
-    (size,) = HEADER.unpack(head)
-    body = b""
-    while len(body) < size:
-        chunk = conn.recv(size - len(body))
-        if not chunk:
-            return None, fds
-        body += chunk
-    return json.loads(body), fds
-
 
 def _process_age() -> float:
     """Seconds since this process started (``--time-limit`` counts start-up, as a local run does)."""
@@ -141,6 +84,10 @@ def served(argv: list[str]) -> int | None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["serve"]:     # the server itself: this entry point's own command
+        from .serve import main as serve_main
+
+        sys.exit(serve_main(sys.argv[2:]))
     code = served(sys.argv[1:])
     if code is None and os.environ.get("PUZZLEPLAN_SERVER_REQUIRED") == "1" and sys.argv[1:2] != ["serve"]:
         print(f"puzzleplan: error: PUZZLEPLAN_SERVER_REQUIRED=1, but no server took the run (none on "
@@ -153,4 +100,8 @@ def main() -> None:
     sys.exit(code)
 
 
-__all__ = ["main", "receive", "send", "served", "settings", "socket_path"]
+__all__ = ["main", "served"]
+
+
+if __name__ == "__main__":
+    main()

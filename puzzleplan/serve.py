@@ -24,7 +24,7 @@ import time
 import types
 from pathlib import Path
 
-from .launch import receive, send, settings, socket_path
+from .wire import receive, send, settings, socket_path
 
 
 def _source_stamp() -> float:
@@ -179,6 +179,24 @@ def serve(path: str | None = None, idle_minutes: float = 30.0) -> int:
     return 0
 
 
+def main(argv: list[str]) -> int:
+    """``puzzleplan serve [--socket PATH] [--idle MIN] [--stop]``: the options of the command line's
+    ``serve`` parser (cli.py, where ``--help`` and the reference list them)."""
+    from .cli import _error_line, build_parser
+    from .lang.errors import EXIT_OUTPUT, PuzzleError
+
+    args = build_parser().parse_args(["serve", *argv])     # a usage mistake: one line, exit 31
+    try:
+        return stop_server(args.socket) if args.stop else serve(args.socket, args.idle)
+    except PuzzleError as e:
+        print(_error_line(str(e)), file=sys.stderr)
+        return e.code
+    except OSError as e:      # a socket path too long, in a directory that cannot be written ...
+        where = args.socket or socket_path()
+        print(_error_line(f"cannot listen on {where}: {e.strerror or e}"), file=sys.stderr)
+        return EXIT_OUTPUT
+
+
 def stop_server(path: str | None = None) -> int:
     """``puzzleplan serve --stop``: ask the server on ``path`` to stop (exit 0), or say none runs (1)."""
     path = path or socket_path()
@@ -195,4 +213,4 @@ def stop_server(path: str | None = None) -> int:
     return 0 if reply is not None else 1
 
 
-__all__ = ["serve", "stop_server"]
+__all__ = ["main", "serve", "stop_server"]

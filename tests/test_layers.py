@@ -35,13 +35,19 @@ ALLOWED = {
 SUBPACKAGES = {"lang", "ir", "encodings", "solvers", "verify", "bench", "render"}
 
 
+# above the command line: the program's entry point, the server it hands runs to, and their wire
+ENTRY = {"launch", "serve"}
+
+
 def allowed(layer: str, target: str) -> bool:
     if layer in ALLOWED:
         return target in ALLOWED[layer]
-    if layer == "cli":
+    if layer in ENTRY:
         return True
-    # bench and the top-level modules (api, ...): everything but the command line
-    return target != "cli"
+    if layer == "cli":
+        return target not in ENTRY
+    # bench and the top-level modules (api, ...): everything but the command line and the entry
+    return target != "cli" and target not in ENTRY
 
 
 def _modules() -> list[Path]:
