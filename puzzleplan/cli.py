@@ -267,19 +267,15 @@ def _run_start(argv: Sequence[str] | None) -> float:
     """``perf_counter`` time at which this run began: the process's start when ``main`` is the
     program (no ``argv``: interpreter start-up and imports count against ``--time-limit`` too),
     else now (``main([...])`` called from a test or a script)."""
-    import os
     import time
+
+    from .wire import process_age
 
     now = time.perf_counter()
     if argv is not None:
         return now
-    try:
-        with open("/proc/self/stat", encoding="ascii") as f:
-            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])   # field 22: starttime
-        age = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, AttributeError):
-        return now
-    return now - age if 0 <= age < 60 else now
+    age = process_age()
+    return now - age if age is not None and 0 <= age < 60 else now
 
 
 def _interrupted(signum: int, args: argparse.Namespace) -> int:

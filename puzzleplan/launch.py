@@ -22,21 +22,9 @@ import socket
 import sys
 import time
 
-from .wire import receive, send, settings, socket_path
+from .wire import process_age, receive, send, settings, socket_path
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-def _process_age() -> float:
-    """Seconds since this process started (``--time-limit`` counts start-up, as a local run does)."""
-    try:
-        with open("/proc/self/stat", encoding="ascii") as f:
-            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime", encoding="ascii") as f:
-            up = float(f.read().split()[0])
-        return max(0.0, up - ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
 
 def served(argv: list[str]) -> int | None:
     """Run ``argv`` on the server; its exit code, or None to run here instead."""
@@ -49,7 +37,7 @@ def served(argv: list[str]) -> int | None:
     try:
         conn.connect(path)
         send(conn, {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "settings": settings(),
-                    "age": _process_age(), "sent": time.time()}, [0, 1, 2])
+                    "age": process_age() or 0.0, "sent": time.time()}, [0, 1, 2])
         first, _ = receive(conn)
     except OSError:
         conn.close()
@@ -67,15 +55,10 @@ def served(argv: list[str]) -> int | None:
 
     for s in FORWARDED:
         signal.signal(s, forward)
-    while True:
-        try:
-            last, _ = receive(conn)
-            break
-        except InterruptedError:
-            continue
-        except OSError:
-            last = None
-            break
+    try:
+        last, _ = receive(conn)      # a forwarded signal's handler returns: the read resumes (PEP 475)
+    except OSError:
+        last = None
     conn.close()
     if last is None or "exit" not in last:
         print("puzzleplan: the server's run ended without an exit code (killed?)", file=sys.stderr)
