@@ -46,7 +46,8 @@ def dbfs(loaded, tmp_path: Path | None = None, kernel: str = "numpy", limits: Li
     options.setdefault("executor", "local")
     if spill_on:
         assert tmp_path is not None
-        options.update(spill_dir=str(tmp_path / "spill"), spill_mb=SPILL_MB)
+        options.setdefault("spill_mb", SPILL_MB)
+        options.update(spill_dir=str(tmp_path / "spill"))
     return api.solve(loaded, "dbfs", limits or Limits(), kernel=kernel, **options)
 
 
@@ -254,6 +255,7 @@ def test_f_layers_match_astar_on_random_eight_puzzles(tmp_path, shards, spill_on
     from test_differential import GOAL8, sliding_walk
 
     rng = random.Random(77 + shards)
+    spilled = 0
     for i in range(4):
         start = sliding_walk(3, GOAL8, rng, rng.randint(8, 30))
         path = tmp_path / f"e{i}.txt"
@@ -261,12 +263,16 @@ def test_f_layers_match_astar_on_random_eight_puzzles(tmp_path, shards, spill_on
                         encoding="utf-8")
         loaded = api.load_task("sliding", str(path))
         best = api.solve(loaded, "astar", kernel="numpy")
-        r = dbfs(loaded, tmp_path / str(i), workers=shards, spill_on=spill_on, order="astar")
+        # spilling: a budget of 0.001 MB puts some 25 candidates in RAM, the rest on disk
+        r = dbfs(loaded, tmp_path / str(i), workers=shards, spill_on=spill_on, order="astar",
+                 **({"spill_mb": 0.001} if spill_on else {}))
         same_optimum(r, best)
+        spilled += r.stats.get("pending_spill_bytes", 0)
         h0 = int(loaded.kernel("numpy").heuristic(np.array([loaded.task.init]))[0])
         closed = r.stats["f_layers"]     # the first f layer is h(start) (the goal's, when none closed)
         assert (min(closed) if closed else r.cost) == h0 and all(f < r.cost for f in closed)
         assert api.solve(loaded, "dbfs", Limits(), kernel="numpy", order="ucs").cost == best.cost
+    assert (spilled > 0) == spill_on     # later layers' candidates went to disk and came back
 
 
 def test_f_layers_on_a_general_cost_floor():

@@ -25,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,30 +66,44 @@ def pending_name(step: int, index: int, n_shards: int) -> str:
 
 
 def write_pending(directory: str, step: int, index: int, n_shards: int,
-                  pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], W: int) -> None:
-    """Cost and f layers: a shard's candidates of later layers (keys, parents, actions, layers), whole
-    at each step -- they change every layer, unlike the stored states.  The file of two steps back
-    is removed: the manifest committed since names a later one."""
-    arrays = {name: (np.concatenate([p[i] for p in pending]) if pending else empty)
-              for i, (name, empty) in enumerate((("k", np.zeros((0, W), np.uint64)),
-                                                 ("p", np.zeros((0, W), np.uint64)),
-                                                 ("a", np.zeros(0, np.int32)), ("l", np.zeros(0, np.int64))))}
-    _atomic(Path(directory) / pending_name(step, index, n_shards), lambda f: np.savez(f, **arrays))
+                  parts: Iterable[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]], W: int) -> None:
+    """Cost and f layers: a shard's candidates of later layers, whole at each step -- they change
+    every layer, unlike the stored states.  One array triple per part (``k3``, ``p3``, ``a3``) and
+    the parts' layers (``l``), so that parts spilled to disk are copied one at a time, never joined
+    in RAM.  The file of two steps back is removed: the manifest committed since names a later one."""
+    def write(f: Any) -> None:
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+            layers = []
+            for i, (key, part) in enumerate(parts):
+                layers.append(key)
+                for name, arr in zip("kpa", part):
+                    with z.open(f"{name}{i}.npy", "w", force_zip64=True) as out:
+                        np.lib.format.write_array(out, np.asarray(arr))
+            with z.open("l.npy", "w") as out:
+                np.lib.format.write_array(out, np.array(layers, dtype=np.int64))
+    _atomic(Path(directory) / pending_name(step, index, n_shards), write)
     if step >= 2:
         (Path(directory) / pending_name(step - 2, index, n_shards)).unlink(missing_ok=True)
 
 
 def read_pending(directory: str, step: int, n_shards: int,
-                 W: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    out = []
+                 W: int) -> Iterator[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """The parts :func:`write_pending` wrote at ``step`` by every shard, one at a time, with their layer."""
     for index in range(n_shards):
         name = pending_name(step, index, n_shards)
         try:
             with np.load(Path(directory) / name) as z:
-                out.append((z["k"].reshape(-1, W), z["p"].reshape(-1, W), z["a"], z["l"]))
-        except (OSError, KeyError, ValueError) as e:
+                layers = z["l"]
+                if "k" in z.files:     # one row per candidate (the first format): split by layer
+                    K, P, A = z["k"].reshape(-1, W), z["p"].reshape(-1, W), z["a"]
+                    for key in np.unique(layers):
+                        sel = layers == key
+                        yield int(key), (K[sel], P[sel], A[sel])
+                    continue
+                for i, key in enumerate(layers):
+                    yield int(key), (z[f"k{i}"].reshape(-1, W), z[f"p{i}"].reshape(-1, W), z[f"a{i}"])
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as e:
             raise OptionError(f"checkpoint {directory}: cannot read {name} ({type(e).__name__})") from None
-    return out
 
 
 def read_delta(directory: str, name: str, W: int) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:

@@ -71,6 +71,9 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
         budget = max(16, int(mb * 2**20) // bytes_per_state(kernel.n_words))
     cfg = ShardConfig(n_shards=workers, enumerate_all=enumerate_all, spill_dir=spill_dir or None,
                       budget_states=budget, keep_delta=bool(checkpoint), order=order)
+    if budget is not None and order != "bfs":
+        # later layers' candidates: half the table's share in RAM, the rest spills (pending.py)
+        cfg.pending_bytes = max(1 << 8, int(mb * 2**20) // 2)
     if budget is not None:   # rounds no larger than the RAM table: the buckets then fit the same budget
         cfg.round = max(CHUNK, min(ROUND, budget))
     if kind == "local":
@@ -260,8 +263,8 @@ class _Run:
 
     def _affords(self, fresh: int) -> bool:
         """Whether storing ``fresh`` more states stays under the memory budget (RAM only: with a
-        spill directory the shards' tables spill instead, but the pending candidates of cost and f
-        layers stay in RAM and count)."""
+        spill directory the shards' tables and pending candidates spill instead, and what stays in
+        RAM -- the tables, frontiers, and pending candidates under their cap -- must fit)."""
         cap = self.clock.max_bytes
         if cap is None:
             return True
@@ -327,6 +330,8 @@ class _Run:
             worker_expanded=[int(f["expanded"]) for f in figs],
             spill_bytes=sum(int(f["spilled_bytes"]) for f in figs),
             spill_runs=sum(int(f["runs"]) for f in figs))
+        if self.layered and self.cfg.pending_bytes is not None:
+            stats["pending_spill_bytes"] = sum(int(f.get("pending_spilled_bytes", 0)) for f in figs)
         if self.layered:    # layers named by their cost (ucs) or f (astar), as astar's f_layers
             stats[f"{'cost' if self.cfg.order == 'ucs' else 'f'}_layers"] = dict(zip(self.keys, self.layers))
         if self.resumed_at is not None:

@@ -43,6 +43,7 @@ import numpy as np
 from ...encodings.kernel import Kernel
 from . import checkpoint
 from .keys import first_rows, owner
+from .pending import Pending
 from .spill import Visited
 
 CHUNK = 1 << 15   # states expanded per kernel call (bounds the successor arrays)
@@ -63,6 +64,7 @@ class ShardConfig:
     chunk: int = CHUNK
     round: int = ROUND
     order: str = "bfs"                  # layers by steps (bfs), by cost (ucs) or by f = g + h (astar)
+    pending_bytes: int | None = None    # later layers' candidates in RAM before they spill (None: never)
 
 
 class Shard:
@@ -88,8 +90,8 @@ class Shard:
         self.busy_s = 0.0       # seconds spent expanding (for the per-worker rate)
         self.stop: Callable[[], bool] | None = None    # in-process only: the coordinator's clock
         self.key = 0            # the layer being expanded: its step count, cost or f
-        # later layers' candidates, by layer (a layer's lists are taken whole when it is prepared)
-        self.pending: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        # later layers' candidates, by layer (a layer's are taken whole when it is prepared)
+        self.pending = Pending(W, cfg.pending_bytes, spill)
         self.layered = cfg.order != "bfs"
         self.use_h = cfg.order == "astar" and kernel.task.heuristic is not None
 
@@ -209,22 +211,50 @@ class Shard:
         for key in np.unique(L):
             sel = np.flatnonzero(L == key)
             sel = sel[first_rows(K[sel])]
-            self.pending.setdefault(int(key), []).append((K[sel], P[sel], A[sel]))
+            self.pending.add(int(key), K[sel], P[sel], A[sel])
 
     def next_key(self) -> int | None:
         """Layered search: the least layer among the pending candidates (None: none pending)."""
-        return min(self.pending) if self.pending else None
+        return self.pending.least()
 
     def prepare(self, key: int | None = None) -> int:
         """The next layer: candidates not stored yet, each once.  Returns their number.  Layered
-        search: the pending candidates of layer ``key`` (the least pending over all shards)."""
+        search: the pending candidates of layer ``key`` (the least pending over all shards).
+
+        The candidates are checked against the stored states in batches of at most
+        ``cfg.pending_bytes`` (when set), so that a layer read back from disk is never held whole
+        before its known states are dropped; the first occurrence of each key is kept, as in
+        one batch."""
         if self.layered:
-            self.cand = self.pending.pop(key, []) if key is not None else []
-        K, P, A = _cat(self.cand, self.W)
-        self.cand = []
-        keep = self._fresh(K) if K.shape[0] else np.zeros(0, dtype=np.int64)
-        self.prepared = (K[keep], P[keep], A[keep])
-        return int(keep.shape[0])
+            parts = self.pending.take(key) if key is not None else iter(())
+        else:
+            parts, self.cand = iter(self.cand), []
+        limit = self.cfg.pending_bytes // (16 * self.W + 4) if self.cfg.pending_bytes else None
+        kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        rows = 0
+        for part in parts:
+            batch.append(part)
+            rows += int(part[0].shape[0])
+            if limit is not None and rows >= limit:
+                kept.append(self._unseen_part(batch))
+                batch, rows = [], 0
+        if batch:
+            kept.append(self._unseen_part(batch))
+        K, P, A = _cat([k for k in kept if k[0].shape[0]], self.W)
+        if len(kept) > 1 and K.shape[0]:
+            keep = first_rows(K)
+            K, P, A = K[keep], P[keep], A[keep]
+        self.prepared = (K, P, A)
+        return int(K.shape[0])
+
+    def _unseen_part(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        K, P, A = _cat(parts, self.W)
+        if not K.shape[0]:
+            return K, P, A
+        keep = self._fresh(K)
+        return K[keep], P[keep], A[keep]
 
     def commit(self) -> dict[str, Any]:
         """Store the prepared layer; it is the frontier of the next one."""
@@ -282,8 +312,10 @@ class Shard:
     def figures(self) -> dict[str, Any]:
         return {"states": self.visited.size, "frontier": int(self.frontier.shape[0]),
                 "ram_bytes": self.visited.nbytes + 8 * self.W * int(self.frontier.shape[0])
-                + sum(a.nbytes for parts in self.pending.values() for p in parts for a in p),
-                "disk_bytes": self.visited.disk_bytes, "spilled_bytes": self.visited.spilled_bytes,
+                + self.pending.nbytes,
+                "disk_bytes": self.visited.disk_bytes + self.pending.disk_bytes,
+                "spilled_bytes": self.visited.spilled_bytes + self.pending.spilled_bytes,
+                "pending_spilled_bytes": self.pending.spilled_bytes,
                 "runs": len(self.visited.runs), "expanded": self.expanded, "generated": self.generated,
                 "busy_s": self.busy_s}
 
@@ -292,6 +324,7 @@ class Shard:
 
     def close(self) -> None:
         self.visited.close()
+        self.pending.close()
 
     # ------------------------------------------------------------------ checkpoints
     def _note(self, part: str, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
@@ -303,9 +336,7 @@ class Shard:
         name = checkpoint.write_delta(directory, step, self.index, self.n, self.delta, self.W)
         self.delta = []
         if self.layered:
-            rows = [(K, P, A, np.full(K.shape[0], key, dtype=np.int64))
-                    for key, parts in self.pending.items() for K, P, A in parts]
-            checkpoint.write_pending(directory, step, self.index, self.n, rows, self.W)
+            checkpoint.write_pending(directory, step, self.index, self.n, self.pending.parts(), self.W)
         return name
 
     def restore(self, directory: str, groups: list[list[str]], key: int = 0) -> int:
@@ -315,9 +346,10 @@ class Shard:
         last step too, and ``key``, the layer to go on with.  Returns the states stored."""
         if self.layered:
             self.key = key
-            for K, P, A, L in checkpoint.read_pending(directory, len(groups) - 1, len(groups[-1]), self.W):
+            for key, (K, P, A) in checkpoint.read_pending(directory, len(groups) - 1, len(groups[-1]),
+                                                          self.W):
                 mine = owner(K, self.n) == self.index
-                self._add_pending(K[mine], P[mine], A[mine], L[mine])
+                self.pending.add(key, np.asarray(K[mine]), np.asarray(P[mine]), np.asarray(A[mine]))
         frontier = []
         for i, names in enumerate(groups):
             for name in names:
