@@ -5,8 +5,8 @@ later layer (on unit costs with a heuristic that changes by one per move, two la
 they wait there until that layer is prepared -- for Kwirk's open floors that is the size of a
 whole layer, several times over, and it was what took the resident memory past ``--max-memory``
 with only the visited states spilling.  So the candidates spill too: when those in RAM pass the
-cap, the layers farthest ahead go to one file each (keys, parents, actions as three ``.npy``
-files), since they are needed last; a layer is read back, file by file, when it is prepared.
+cap, the layers farthest ahead go to disk (each part as three ``.npy`` files: keys, parents,
+actions), since they are needed last; a layer is read back, file by file, when it is prepared.
 Spill files are private to the shard and deleted once read back or at the end (checkpoints copy
 the candidates, see checkpoint.py).
 """
@@ -89,22 +89,22 @@ class Pending:
         return 16 * self.W + 4
 
     def _spill(self) -> None:
-        """Write whole layers, farthest first, until the RAM holds at most half the cap."""
+        """Write whole layers, farthest first, until the RAM holds at most half the cap; each part
+        to its own files, so that spilling never joins (copies) a layer's parts in RAM."""
         assert self.dir is not None and self.cap is not None
         self.dir.mkdir(parents=True, exist_ok=True)
         for key in sorted(self.ram, reverse=True):
             if self.nbytes <= self.cap // 2:
                 break
-            parts = self.ram.pop(key)
-            K, P, A = (np.concatenate([p[i] for p in parts]) for i in range(3))
-            self._seq += 1
-            stem = str(self.dir / f"pending-{self._tag}-{self._seq:05d}")
-            for name, arr in zip(NAMES, (K, P, A)):
-                np.save(f"{stem}.{name}.npy", arr)
-            self.disk.setdefault(key, []).append((stem, int(K.shape[0])))
-            size = K.nbytes + P.nbytes + A.nbytes
-            self.nbytes -= size
-            self.spilled_bytes += size
+            for K, P, A in self.ram.pop(key):
+                self._seq += 1
+                stem = str(self.dir / f"pending-{self._tag}-{self._seq:05d}")
+                for name, arr in zip(NAMES, (K, P, A)):
+                    np.save(f"{stem}.{name}.npy", arr)
+                self.disk.setdefault(key, []).append((stem, int(K.shape[0])))
+                size = K.nbytes + P.nbytes + A.nbytes
+                self.nbytes -= size
+                self.spilled_bytes += size
 
 
 def _load(stem: str, mmap: bool) -> Part:

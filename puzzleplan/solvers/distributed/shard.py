@@ -221,7 +221,7 @@ class Shard:
         """The next layer: candidates not stored yet, each once.  Returns their number.  Layered
         search: the pending candidates of layer ``key`` (the least pending over all shards).
 
-        The candidates are checked against the stored states in batches of at most
+        The candidates are checked against the stored states in batches of about half
         ``cfg.pending_bytes`` (when set), so that a layer read back from disk is never held whole
         before its known states are dropped; the first occurrence of each key is kept, as in
         one batch."""
@@ -229,7 +229,7 @@ class Shard:
             parts = self.pending.take(key) if key is not None else iter(())
         else:
             parts, self.cand = iter(self.cand), []
-        limit = self.cfg.pending_bytes // (16 * self.W + 4) if self.cfg.pending_bytes else None
+        limit = max(1, self.cfg.pending_bytes // 2 // (16 * self.W + 4)) if self.cfg.pending_bytes else None
         kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         rows = 0
