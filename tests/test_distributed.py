@@ -370,9 +370,12 @@ def test_runs_find_every_key_and_merge_in_windows(tmp_path, monkeypatch, lookup)
         monkeypatch.setattr(spill, "key_hash", lambda K: (np.asarray(K)[:, 0] % 3).astype(np.uint64))
     rng = np.random.default_rng(5)
     v = spill.Visited(2, budget_states=50, spill_dir=str(tmp_path))
+    sizes: list[int] = []
+    insert = v._insert
+    monkeypatch.setattr(v, "_insert", lambda *a: (insert(*a), sizes.append(v.table.size)))
     stored: dict[tuple[int, int], tuple[int, int, int]] = {}
-    for _ in range(30):
-        K = rng.integers(0, 400, size=(40, 2)).astype(np.uint64)
+    for i in range(30):
+        K = rng.integers(0, 400, size=(130 if i % 7 == 0 else 40, 2)).astype(np.uint64)
         keep = np.flatnonzero(v.unseen(K))
         keep = keep[first_rows(K[keep])]
         assert all(tuple(int(x) for x in K[i]) not in stored for i in keep)
@@ -383,6 +386,7 @@ def test_runs_find_every_key_and_merge_in_windows(tmp_path, monkeypatch, lookup)
         for row, p, a in zip(K[keep], P, A, strict=True):
             stored[(int(row[0]), int(row[1]))] = (int(p[0]), int(p[1]), int(a))
     assert v.size == len(stored) and 1 <= len(v.runs) <= spill.MAX_RUNS
+    assert max(sizes) <= 50      # the table never passes its budget, batches larger than it included
     for key, (p0, p1, a) in random.Random(1).sample(sorted(stored.items()), 200):
         parent, action = v.find(np.array(key, dtype=np.uint64))
         assert (int(parent[0]), int(parent[1]), action) == (p0, p1, a)

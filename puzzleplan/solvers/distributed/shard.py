@@ -126,6 +126,8 @@ class Shard:
         stop = stop or self.stop
         k, n, W = self.kernel, self.n, self.W
         work, self.work = self.work[: self.cfg.round], self.work[self.cfg.round:]
+        if not self.work.shape[0]:   # an empty view would keep the whole layer's array alive
+            self.work = _empty(W)
         parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(2 * n)]
         info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
                                 "left": int(self.work.shape[0]), "inconsistent": 0}

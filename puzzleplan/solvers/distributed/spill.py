@@ -238,17 +238,32 @@ class Visited:
 
     # ------------------------------------------------------------------ updates
     def add(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
-        """Store rows that are new and distinct (the caller has checked with :meth:`unseen`)."""
+        """Store rows that are new and distinct (the caller has checked with :meth:`unseen`).
+
+        With a budget the table never holds more than ``budget`` states: it spills *before* a
+        batch would take it past, and a batch larger than the budget goes in budget-sized
+        pieces -- growing the table past its share first and spilling after (the first version)
+        doubled its arrays at the worst moment (a whole f layer stored at once)."""
         if K.shape[0] == 0:
             return
+        if self.budget is None or self.dir is None:
+            self._insert(K, P, A)
+            return
+        for lo in range(0, K.shape[0], self.budget):
+            k, p, a = K[lo: lo + self.budget], P[lo: lo + self.budget], A[lo: lo + self.budget]
+            if self.table.size and self.table.size + k.shape[0] > self.budget:
+                self.spill()
+            self._insert(k, p, a)
+        if self.table.size >= self.budget:
+            self.spill()
+
+    def _insert(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
         ids, _ = self.table.insert(K)
         cap = self.table.keys.shape[0]
         self.pk = grow(self.pk, cap, self.pk.shape[0], 0)
         self.act = grow(self.act, cap, self.act.shape[0], -1)
         self.pk[ids] = P
         self.act[ids] = A
-        if self.budget is not None and self.table.size > self.budget:
-            self.spill()
 
     def spill(self) -> None:
         """Write the table as one sorted run and start an empty table."""
