@@ -52,6 +52,7 @@ ROUND = 1 << 20   # states expanded per round at most: bounds the buckets held u
 # zero-cost keys, parents, actions; the others' keys, parents, actions and layers (empty with bfs)
 Bucket = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 ORDERS = ("bfs", "ucs", "astar")
+NEXT = 0    # bfs layers: the pending key of the next layer's candidates (there is only that one)
 
 
 @dataclass
@@ -81,7 +82,6 @@ class Shard:
         self.visited = Visited(W, cfg.budget_states if spill else None, spill)
         self.frontier = _empty(W)
         self.work = _empty(W)
-        self.cand: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.prepared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.delta: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
         self.goal_seen = False
@@ -90,7 +90,7 @@ class Shard:
         self.busy_s = 0.0       # seconds spent expanding (for the per-worker rate)
         self.stop: Callable[[], bool] | None = None    # in-process only: the coordinator's clock
         self.key = 0            # the layer being expanded: its step count, cost or f
-        # later layers' candidates, by layer (a layer's are taken whole when it is prepared)
+        # later layers' candidates, by layer (bfs: all under NEXT, the layer after this one)
         self.pending = Pending(W, cfg.pending_bytes, spill)
         self.layered = cfg.order != "bfs"
         self.use_h = cfg.order == "astar" and kernel.task.heuristic is not None
@@ -114,7 +114,6 @@ class Shard:
     # ------------------------------------------------------------------ one layer
     def start_layer(self) -> int:
         self.work, self.frontier = self.frontier, _empty(self.W)
-        self.cand = []
         return int(self.work.shape[0])
 
     def expand(self, deadline: float | None = None,
@@ -196,7 +195,7 @@ class Shard:
                 self._add_pending(ok[keep], op[keep], oa[keep], ol[keep])
             else:
                 keep = keep[first_rows(ok[keep])]
-                self.cand.append((ok[keep], op[keep], oa[keep]))
+                self.pending.add(NEXT, ok[keep], op[keep], oa[keep])
         if not zk.shape[0]:
             return 0
         keep = self._fresh(zk)
@@ -230,7 +229,7 @@ class Shard:
         if self.layered:
             parts = self.pending.take(key) if key is not None else iter(())
         else:
-            parts, self.cand = iter(self.cand), []
+            parts = self.pending.take(NEXT)
         limit = max(1, self.cfg.pending_bytes // 2 // (16 * self.W + 4)) if self.cfg.pending_bytes else None
         kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
