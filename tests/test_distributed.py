@@ -73,6 +73,7 @@ def test_eight_puzzle_whole_space(eight, tmp_path, shards, spill_on):
         assert max(r.stats["worker_expanded"]) < 0.6 * r.stats["expanded"]
     if spill_on:
         assert r.stats["spill_runs"] >= 1 and r.stats["spill_bytes"] > 0
+        assert r.stats["pending_spill_bytes"] > 0      # the next layer's candidates went to disk too
         assert not list((tmp_path / "spill").rglob("*.npy"))   # a finished run removes its runs
     else:
         assert r.stats["spill_runs"] == 0

@@ -332,7 +332,7 @@ class _Run:
             worker_expanded=[int(f["expanded"]) for f in figs],
             spill_bytes=sum(int(f["spilled_bytes"]) for f in figs),
             spill_runs=sum(int(f["runs"]) for f in figs))
-        if self.layered and self.cfg.pending_bytes is not None:
+        if self.cfg.pending_bytes is not None:
             stats["pending_spill_bytes"] = sum(int(f.get("pending_spilled_bytes", 0)) for f in figs)
         if self.layered:    # layers named by their cost (ucs) or f (astar), as astar's f_layers
             stats[f"{'cost' if self.cfg.order == 'ucs' else 'f'}_layers"] = dict(zip(self.keys, self.layers))
