@@ -72,12 +72,12 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
     cfg = ShardConfig(n_shards=workers, enumerate_all=enumerate_all, spill_dir=spill_dir or None,
                       budget_states=budget, keep_delta=bool(checkpoint), order=order)
     if budget is not None:
-        # the next (cost/f: later) layers' candidates: a quarter of the table's share in RAM, the
-        # rest spills (pending.py); a layer is prepared in batches of half that (with half the
-        # share in RAM and whole-size batches, Kwirk 3-4 peaked at 4.7 GB under --max-memory 4096)
-        cfg.pending_bytes = max(1 << 8, int(mb * 2**20) // 4)
-    if budget is not None:   # rounds no larger than the RAM table: the buckets then fit the same budget
+        # rounds no larger than the RAM table: the buckets then fit the same budget
         cfg.round = max(CHUNK, min(ROUND, budget))
+        # the next (cost/f: later) layers' candidates: a quarter of the table's share in RAM, the
+        # rest spills (pending.py); a layer is prepared in batches of half that (a half share and
+        # whole-share batches passed the budget: docs/distributed.md, "Cost and f layers")
+        cfg.pending_bytes = max(1 << 8, int(mb * 2**20) // 4)
     if kind == "local":
         ex: Any = LocalExecutor(kernel, cfg)
     else:

@@ -1,14 +1,14 @@
-"""A shard's candidates of later cost or f layers, filed by layer, in RAM up to a byte cap.
+"""A shard's candidates of later layers, filed by layer, in RAM up to a byte cap.
 
-Why they can outgrow the visited table: under f layers a round's successors mostly belong to a
-later layer (on unit costs with a heuristic that changes by one per move, two layers on), and
-they wait there until that layer is prepared -- for Kwirk's open floors that is the size of a
-whole layer, several times over, and it was what took the resident memory past ``--max-memory``
-with only the visited states spilling.  So the candidates spill too: when those in RAM pass the
-cap, the layers farthest ahead go to disk (each part as three ``.npy`` files: keys, parents,
-actions), since they are needed last; a layer is read back, file by file, when it is prepared.
-Spill files are private to the shard and deleted once read back or at the end (checkpoints copy
-the candidates, see checkpoint.py).
+Why they can outgrow the visited table: a layer's successors wait here until their layer is
+prepared (bfs: the next one; under f layers mostly one two layers on, on unit costs with a
+heuristic that changes by one per move) -- the size of a whole layer, several times over, and
+with only the visited states spilling that took the resident memory past ``--max-memory``.
+So the candidates spill too: when those in RAM pass the cap, the layers farthest ahead go to
+disk (each part as three ``.npy`` files: keys, parents, actions), since they are needed last;
+a layer is read back, file by file, when it is prepared.  Spill files are private to the
+shard and deleted once read back or at the end (checkpoints copy the candidates, see
+checkpoint.py).
 """
 
 from __future__ import annotations
@@ -45,8 +45,13 @@ class Pending:
         return min(keys) if keys else None
 
     @property
+    def row_bytes(self) -> int:
+        """Bytes per candidate: key, parent key, action."""
+        return 16 * self.W + 4
+
+    @property
     def disk_bytes(self) -> int:
-        return sum(rows * self._row_bytes() for files in self.disk.values() for _, rows in files)
+        return sum(rows * self.row_bytes for files in self.disk.values() for _, rows in files)
 
     def parts(self) -> Iterator[tuple[int, Part]]:
         """Every candidate part with its layer, RAM and disk (read-only memory maps), for a checkpoint."""
@@ -85,9 +90,6 @@ class Pending:
         self.nbytes = 0
 
     # ------------------------------------------------------------------ inside
-    def _row_bytes(self) -> int:
-        return 16 * self.W + 4
-
     def _spill(self) -> None:
         """Write whole layers, farthest first, until the RAM holds at most half the cap; each part
         to its own files, so that spilling never joins (copies) a layer's parts in RAM."""

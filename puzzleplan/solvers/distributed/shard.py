@@ -65,7 +65,7 @@ class ShardConfig:
     chunk: int = CHUNK
     round: int = ROUND
     order: str = "bfs"                  # layers by steps (bfs), by cost (ucs) or by f = g + h (astar)
-    pending_bytes: int | None = None    # later layers' candidates in RAM before they spill (None: never)
+    pending_bytes: int | None = None    # next/later layers' candidates in RAM before they spill (None: never)
 
 
 class Shard:
@@ -230,7 +230,8 @@ class Shard:
             parts = self.pending.take(key) if key is not None else iter(())
         else:
             parts = self.pending.take(NEXT)
-        limit = max(1, self.cfg.pending_bytes // 2 // (16 * self.W + 4)) if self.cfg.pending_bytes else None
+        cap = self.cfg.pending_bytes
+        limit = max(1, cap // 2 // self.pending.row_bytes) if cap else None
         kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         rows = 0
@@ -380,8 +381,8 @@ def _empty_bucket(W: int) -> Bucket:
 def _join(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
           W: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Like :func:`_cat`, but emptying ``parts`` as it copies, so a whole layer is held about once
-    (``np.concatenate`` holds every part and the result together: on Kwirk 2-8 the layer being
-    prepared, 21 M states, was held two to three times and took the RSS past the budget)."""
+    (``np.concatenate`` holds every part and the result together: a 21 M-state layer being
+    prepared was held two to three times and took the RSS past the budget, docs/distributed.md)."""
     if len(parts) <= 1:
         out = _cat(parts, W)
         parts.clear()

@@ -246,7 +246,7 @@ class Visited:
         doubled its arrays at the worst moment (a whole f layer stored at once)."""
         if K.shape[0] == 0:
             return
-        if self.budget is None or self.dir is None:
+        if self.budget is None:
             self._insert(K, P, A)
             return
         for lo in range(0, K.shape[0], self.budget):
