@@ -98,7 +98,9 @@ def solve_sat(task: CspTask, limits: Limits, count: int = 1, solver: str = "cadi
     from pysat.solvers import Solver
 
     from ..encodings.csp_sat import CspCnf
+    from .satsolver import check_solver
 
+    check_solver("sat", solver)
     clock = Clock(limits)
     cnf = CspCnf(task)
     found: list[list[int]] = []

@@ -17,18 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pysat.solvers import SolverNames
-
 from ..encodings.pdr import prove_unreachable
-from ..lang.errors import OptionError
 from .result import Clock, Limits, Result
+from .satsolver import check_solver
 
 
 def solve(kernel: Any, limits: Limits, solver: str = "cadical195", backward: bool = True) -> Result:
     task = kernel.task
-    if not hasattr(SolverNames, solver):
-        known = ", ".join(k for k in vars(SolverNames) if not k.startswith("_"))
-        raise OptionError(f"unknown SAT solver {solver!r} (pysat knows: {known})")
+    check_solver("pdr", solver)
     clock = Clock(limits)
     r = prove_unreachable(task, deadline=clock.deadline, solver=solver, backward=bool(backward),
                           stop=clock.out_of_time)

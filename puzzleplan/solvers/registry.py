@@ -154,6 +154,8 @@ _UNIT_01 = frozenset({"unit", "01"})
 _ANY_COST = frozenset({"unit", "01", "general"})
 
 _SEED = Opt("seed", int, 0, "random seed (also set by --seed)", lo=0)
+_SOLVER = Opt("solver", str, "cadical195", "pysat solver name; one without assumptions or a conflict-"
+              "limited solve in this pysat build is refused (solvers/satsolver.py)")
 _HORIZON = Opt("horizon", int, None, "largest plan length tried; stop there with 'limit' (default: no cap "
                "but the horizon argument)", lo=1, hi=100_000)
 _RUN_BOUND = Opt("run_bound_s", float, None, "seconds for the zero-cost run bound (default 15 s or a "
@@ -226,7 +228,7 @@ ENGINES: tuple[Engine, ...] = (
     Engine("sat", "bounded-horizon planning as SAT on one incremental pysat solver (CaDiCaL); cost via "
                   "totalizer; constraint models: one solver, blocking clauses to count",
            transition=Mode("sat:solve", SYMBOLIC, (
-               Opt("solver", str, "cadical195", "pysat solver name"),
+               _SOLVER,
                _HORIZON,
                Opt("heuristic", bool, False, "post the model's admissible heuristic as a bound"),
                _INVARIANTS, _SYMMETRY,
@@ -237,7 +239,7 @@ ENGINES: tuple[Engine, ...] = (
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_sat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),
-               Opt("solver", str, "cadical195", "pysat solver name"),
+               _SOLVER,
            ))),
     Engine("cpsat", "the unrolled planning model on OR-Tools CP-SAT, horizon grown until feasible, cost "
                     "minimised; constraint models: CP-SAT, each solution forbidden to count",
@@ -258,7 +260,7 @@ ENGINES: tuple[Engine, ...] = (
     Engine("pdr", "proves unsolvability only: IC3/PDR on the one-step SAT encoding, an inductive "
                   "invariant that excludes the goal; never a plan",
            transition=Mode("pdr:solve", SYMBOLIC, (
-               Opt("solver", str, "cadical195", "pysat solver name"),
+               _SOLVER,
                Opt("backward", bool, True, "PDR on the reversed system (false: forward)"),
            ), kernel="task")),
     Engine("fd", "Fast Downward (external planner, extra puzzleplan[fd]) on the PDDL export: A* with "

@@ -67,7 +67,7 @@ import time
 from typing import Any
 
 from pysat.card import ITotalizer
-from pysat.solvers import Solver, SolverNames
+from pysat.solvers import Solver
 
 from ..encodings.runbound import RunBound, horizon_for_cost
 from ..encodings.sat import TOP, CnfPlan
@@ -75,6 +75,7 @@ from ..encodings.symmetry import concretise
 from ..lang.errors import OptionError
 from .horizon import LazyInvariants, Variant, opt_bool, opt_int, opt_seconds, run_bound, undo_pairs_for
 from .result import STOP, Clock, Limits, Result
+from .satsolver import check_solver
 
 
 class _Sat:
@@ -175,9 +176,7 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
            symmetry: bool, max_pairs: int, run_bound_s: float | None, incremental: bool,
            undo: bool) -> Result:
     task = kernel.task
-    if not hasattr(SolverNames, solver):
-        known = ", ".join(k for k in vars(SolverNames) if not k.startswith("_"))
-        raise OptionError(f"unknown SAT solver {solver!r} (pysat knows: {known})")
+    check_solver("sat", solver)
     horizon = opt_int("horizon", horizon, 1)
     heuristic = bool(opt_bool("heuristic", heuristic))
     invariants = bool(opt_bool("invariants", invariants))
