@@ -325,6 +325,47 @@ def test_cost_and_f_layers_resume_after_a_crash(eight, tmp_path, order, before, 
         dbfs(loaded, checkpoint=ck, resume=True, order="astar" if order == "ucs" else "ucs")
 
 
+@pytest.mark.parametrize("order,mb,stored", [("astar", 0.001, 2000), ("bfs", 0.02, 5000)])
+def test_a_stop_while_a_layer_is_read_back_ends_the_run_and_resumes(eight, tmp_path, monkeypatch, order, mb,
+                                                                     stored):
+    """The clock says stop between two batches of a layer read back from disk (the step that made
+    runs overrun their time limit): the run ends at once with "limit" and a sound bound, and the
+    checkpoint -- not written from the half-read layer -- resumes to the optimum."""
+    from puzzleplan.solvers import result
+    from puzzleplan.solvers.distributed import shard
+
+    loaded, b = eight
+    real, prepare, clock = shard.Shard._unseen_part, shard.Shard.prepare, result.Clock.out_of_time
+    batches = []    # the batches the current prepare has read (about 6 or 130 candidates each)
+    big = [False]   # the shard stores `stored` states: its next layer is many batches long
+
+    def counting_prepare(self, *args):
+        batches.clear()
+        big[0] = self.visited.size >= stored
+        return prepare(self, *args)
+
+    def counting_batch(self, parts):
+        batches.append(1)
+        return real(self, parts)
+
+    def out_of_time(self):      # the clock says stop once such a layer's prepare has read 3 batches
+        return (big[0] and len(batches) >= 3) or clock(self)
+
+    monkeypatch.setattr(shard.Shard, "prepare", counting_prepare)
+    monkeypatch.setattr(shard.Shard, "_unseen_part", counting_batch)
+    monkeypatch.setattr(result.Clock, "out_of_time", out_of_time)
+    ck = str(tmp_path / "ck")
+    r = dbfs(loaded, tmp_path, workers=2, checkpoint=ck, spill_on=True, spill_mb=mb, order=order)
+    assert len(batches) == 3, "a batch was read after the clock said stop"
+    assert r.status == "limit" and r.plan is None
+    assert 0 < r.stats["lower_bound"] <= b.cost and "no plan costs less" in r.message
+    for name, f in (("prepare", prepare), ("_unseen_part", real)):
+        monkeypatch.setattr(shard.Shard, name, f)
+    monkeypatch.setattr(result.Clock, "out_of_time", clock)
+    again = dbfs(loaded, workers=2, checkpoint=ck, resume=True, order=order)
+    assert (again.status, again.cost, again.stats["verified"]) == ("optimal", b.cost, True)
+
+
 def test_cli_workers_with_astar_runs_f_layers(capsys):
     code, out, err = run_cli(["solve", "sliding", HARDEST, "--kernel", "numpy", "--json", "-e", "astar",
                               "--workers", "2", "-E", "executor=local"], capsys)

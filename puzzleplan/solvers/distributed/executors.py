@@ -15,11 +15,7 @@ from typing import Any
 
 from ...encodings.kernel import Kernel, make_kernel
 from ...lang.errors import OptionError
-from .shard import Shard, ShardConfig
-
-
-class Stopped(Exception):
-    """The coordinator's clock said stop (signal, deadline, memory) while shards were working."""
+from .shard import Shard, ShardConfig, Stopped
 
 
 class WorkerLost(Exception):

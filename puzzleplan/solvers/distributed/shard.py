@@ -55,6 +55,10 @@ ORDERS = ("bfs", "ucs", "astar")
 NEXT = 0    # bfs layers: the pending key of the next layer's candidates (there is only that one)
 
 
+class Stopped(Exception):
+    """The coordinator's clock said stop (signal, deadline, memory) while shards were working."""
+
+
 @dataclass
 class ShardConfig:
     n_shards: int
@@ -210,6 +214,7 @@ class Shard:
         if not K.shape[0]:
             return
         for key in np.unique(L):
+            self._check_stop()
             sel = np.flatnonzero(L == key)
             sel = sel[first_rows(K[sel])]
             self.pending.add(int(key), K[sel], P[sel], A[sel])
@@ -236,12 +241,19 @@ class Shard:
         batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         rows = 0
         for part in parts:
-            batch.append(part)
-            rows += int(part[0].shape[0])
-            if limit is not None and rows >= limit:
-                kept.append(self._unseen_part(batch))
-                batch, rows = [], 0
+            size = int(part[0].shape[0])
+            step = min(limit, size) if limit is not None and size else max(size, 1)
+            for lo in range(0, size, step):     # a part larger than a batch is cut (views)
+                piece = (part[0][lo: lo + step], part[1][lo: lo + step], part[2][lo: lo + step])
+                batch.append(piece)
+                rows += int(piece[0].shape[0])
+                if limit is not None and rows >= limit:
+                    self._check_stop()
+                    kept.append(self._unseen_part(batch))
+                    batch, rows = [], 0
+            del part
         if batch:
+            self._check_stop()
             kept.append(self._unseen_part(batch))
         several = len(kept) > 1
         K, P, A = _join(kept, self.W)
@@ -308,6 +320,14 @@ class Shard:
             buckets, info = self.expand(deadline)
         info["new"] = new
         return buckets, info
+
+    def _check_stop(self) -> None:
+        """Between the batches of a long step (a layer read back from disk, candidates filed and
+        spilled), an in-process shard asks the coordinator's clock, as the expansion does per
+        chunk; a Ray actor has no clock (its driver stops waiting instead).  The step is left
+        half done: the run ends as "limit", and no checkpoint is written from this state."""
+        if self.stop is not None and self.stop():
+            raise Stopped
 
     def _fresh(self, K: np.ndarray) -> np.ndarray:
         """Indices of the rows of ``K`` not stored yet, the first of each distinct row."""
@@ -410,4 +430,4 @@ def _cat(parts: list[tuple[np.ndarray, ...]], W: int) -> tuple[np.ndarray, np.nd
             np.concatenate([p[2] for p in parts]))
 
 
-__all__ = ["CHUNK", "ORDERS", "Shard", "ShardConfig"]
+__all__ = ["CHUNK", "ORDERS", "Shard", "ShardConfig", "Stopped"]
