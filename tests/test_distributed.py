@@ -439,6 +439,33 @@ def test_runs_find_every_key_and_merge_in_windows(tmp_path, monkeypatch, lookup)
     assert not list(tmp_path.glob("*.npy"))
 
 
+def test_a_lookup_asks_before_each_run_and_can_be_stopped(tmp_path):
+    """``unseen(K, between)`` calls ``between`` before it reads each run on disk; an exception from
+    it (a shard's clock saying stop) ends the lookup there."""
+    v = spill.Visited(1, budget_states=10, spill_dir=str(tmp_path))
+    for i in range(5):
+        K = np.arange(30 * i, 30 * i + 30, dtype=np.uint64).reshape(-1, 1)
+        v.add(K, K, np.zeros(30, dtype=np.int32))
+    assert len(v.runs) >= 2
+    calls = []
+    probe = np.arange(0, 200, dtype=np.uint64).reshape(-1, 1)
+    fresh = v.unseen(probe, between=lambda: calls.append(1))
+    assert np.flatnonzero(fresh).min() == 150 and 1 <= len(calls) <= len(v.runs)
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_second():
+        calls.append(1)
+        if len(calls) == 2:
+            raise Stop
+
+    calls.clear()
+    with pytest.raises(Stop):
+        v.unseen(probe, between=stop_at_second)
+    v.close()
+
+
 def test_hash_spreads_keys_and_marks_first_rows():
     K = np.arange(10_000, dtype=np.uint64).reshape(-1, 1)
     counts = np.bincount(owner(K, 4), minlength=4)

@@ -331,7 +331,7 @@ class Shard:
 
     def _fresh(self, K: np.ndarray) -> np.ndarray:
         """Indices of the rows of ``K`` not stored yet, the first of each distinct row."""
-        idx = np.flatnonzero(self.visited.unseen(K))
+        idx = np.flatnonzero(self.visited.unseen(K, between=self._check_stop))
         return idx[first_rows(K[idx])]
 
     # ------------------------------------------------------------------ queries

@@ -20,6 +20,7 @@ from __future__ import annotations
 import mmap
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,8 +205,9 @@ class Visited:
     def disk_bytes(self) -> int:
         return sum(r.disk_bytes for r in self.runs)
 
-    def unseen(self, K: np.ndarray) -> np.ndarray:
-        """Boolean mask: rows of ``K`` held neither by the table nor by any run."""
+    def unseen(self, K: np.ndarray, between: Callable[[], None] | None = None) -> np.ndarray:
+        """Boolean mask: rows of ``K`` held neither by the table nor by any run.  ``between`` is
+        called before each run is read (a shard's clock check, which may raise to stop)."""
         fresh = self.table.lookup(K) < 0
         if not self.runs or not fresh.any():
             return fresh
@@ -214,6 +216,8 @@ class Visited:
         order = np.argsort(h, kind="stable")
         idx, h = idx[order], h[order]
         for run in self.runs:
+            if between is not None:
+                between()
             hit = run.positions(h, K[idx]) >= 0
             fresh[idx[hit]] = False
             idx, h = idx[~hit], h[~hit]
