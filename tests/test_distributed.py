@@ -439,30 +439,45 @@ def test_runs_find_every_key_and_merge_in_windows(tmp_path, monkeypatch, lookup)
     assert not list(tmp_path.glob("*.npy"))
 
 
-def test_a_lookup_asks_before_each_run_and_can_be_stopped(tmp_path):
-    """``unseen(K, between)`` calls ``between`` before it reads each run on disk; an exception from
-    it (a shard's clock saying stop) ends the lookup there."""
+def test_lookups_and_merges_ask_between_runs_and_windows_and_can_be_stopped(tmp_path, monkeypatch):
+    """``Visited.between`` is called before a lookup reads each run on disk and before each window of
+    a merge; an exception from it (a shard's clock saying stop) ends the step there, and a stopped
+    merge deletes its partial output and leaves its inputs whole."""
+    monkeypatch.setattr(spill, "MERGE_CHUNK", 7)
+    monkeypatch.setattr(spill, "MAX_RUNS", 3)
     v = spill.Visited(1, budget_states=10, spill_dir=str(tmp_path))
-    for i in range(5):
+    calls = []
+    v.between = lambda: calls.append(1)
+    for i in range(3):
         K = np.arange(30 * i, 30 * i + 30, dtype=np.uint64).reshape(-1, 1)
         v.add(K, K, np.zeros(30, dtype=np.int32))
     assert len(v.runs) >= 2
-    calls = []
-    probe = np.arange(0, 200, dtype=np.uint64).reshape(-1, 1)
-    fresh = v.unseen(probe, between=lambda: calls.append(1))
-    assert np.flatnonzero(fresh).min() == 150 and 1 <= len(calls) <= len(v.runs)
+    probe = np.arange(0, 120, dtype=np.uint64).reshape(-1, 1)
+    calls.clear()
+    fresh = v.unseen(probe)
+    assert np.flatnonzero(fresh).min() == 90 and 1 <= len(calls) <= len(v.runs)
 
     class Stop(Exception):
         pass
 
-    def stop_at_second():
+    def stop_at_third():
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == 3:
             raise Stop
 
     calls.clear()
+    v.between = stop_at_third
     with pytest.raises(Stop):
-        v.unseen(probe, between=stop_at_second)
+        v.unseen(probe)
+    assert len(calls) == 3
+    runs_before = [(r.stem, r.n) for r in v.runs]
+    a, b = v.runs[0], v.runs[1]
+    calls.clear()
+    with pytest.raises(Stop):      # a merge of two 10-row runs in windows of 7 rows: 3 windows
+        spill.merge_runs(a, b, str(tmp_path / "merged"), v.between)
+    assert not list(tmp_path.glob("merged*")) and [(r.stem, r.n) for r in v.runs] == runs_before
+    v.between = None
+    assert not v.unseen(np.arange(0, 90, dtype=np.uint64).reshape(-1, 1)).any()   # every run still reads
     v.close()
 
 

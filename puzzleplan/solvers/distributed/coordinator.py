@@ -172,7 +172,7 @@ class _Run:
                 self.key = g
             if self._limited():
                 if closed is not None and self.dir:     # the closed layer still goes to the checkpoint
-                    self.figs = ex.all("commit")
+                    self.figs = ex.all("commit", True)
                     self.groups.append(ex.all("save", self.dir, g))
                     self._commit_checkpoint()
                 return

@@ -84,6 +84,7 @@ class Shard:
         if cfg.spill_dir:
             spill = f"{cfg.spill_dir}/shard-{index:03d}"
         self.visited = Visited(W, cfg.budget_states if spill else None, spill)
+        self.visited.between = self._check_stop     # lookups and merges of runs ask the clock
         self.frontier = _empty(W)
         self.work = _empty(W)
         self.prepared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -274,12 +275,20 @@ class Shard:
         keep = self._fresh(K)
         return K[keep], P[keep], A[keep]
 
-    def commit(self) -> dict[str, Any]:
-        """Store the prepared layer; it is the frontier of the next one."""
+    def commit(self, finishing: bool = False) -> dict[str, Any]:
+        """Store the prepared layer; it is the frontier of the next one.  ``finishing``: the run
+        ends at a limit and this layer still goes to the checkpoint, so the clock (out of time
+        already) must not interrupt the table's merges."""
         assert self.prepared is not None
         K, P, A = self.prepared
         self.prepared = None
-        self.visited.add(K, P, A)
+        between = self.visited.between
+        if finishing:
+            self.visited.between = None
+        try:
+            self.visited.add(K, P, A)
+        finally:
+            self.visited.between = between
         self.frontier = K
         self._note("f", K, P, A)
         return self.figures()
@@ -331,7 +340,7 @@ class Shard:
 
     def _fresh(self, K: np.ndarray) -> np.ndarray:
         """Indices of the rows of ``K`` not stored yet, the first of each distinct row."""
-        idx = np.flatnonzero(self.visited.unseen(K, between=self._check_stop))
+        idx = np.flatnonzero(self.visited.unseen(K))
         return idx[first_rows(K[idx])]
 
     # ------------------------------------------------------------------ queries

@@ -17,6 +17,7 @@ keys are rare and handled (every row of an equal-hash range is compared).
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import uuid
@@ -127,10 +128,11 @@ def write_run(stem: str, H: np.ndarray, K: np.ndarray, P: np.ndarray, A: np.ndar
     return Run(stem, int(H.shape[0]))
 
 
-def merge_runs(a: Run, b: Run, stem: str) -> Run:
+def merge_runs(a: Run, b: Run, stem: str, between: Callable[[], None] | None = None) -> Run:
     """One run holding both (sorted by hash), window by window: the inputs are read through their
     memory maps (pages dropped after each window), the output written by plain sequential file
-    writes, so neither side's pages pile up in the process's RSS."""
+    writes, so neither side's pages pile up in the process's RSS.  ``between`` is called before
+    each window; if it raises, the partial output is deleted and the inputs stay valid."""
     n = a.n + b.n
     W = a.K.shape[1]
     outs = {}
@@ -142,8 +144,11 @@ def merge_runs(a: Run, b: Run, stem: str) -> Run:
         outs[part] = f
     i = j = 0
     inf = np.iinfo(np.uint64).max
+    done = False
     try:
         while i < a.n or j < b.n:
+            if between is not None:
+                between()
             i2, j2 = min(i + MERGE_CHUNK, a.n), min(j + MERGE_CHUNK, b.n)
             # everything up to the smaller of the two windows' last hashes is inside both windows
             limit = min(int(a.H[i2 - 1]) if i2 < a.n else inf, int(b.H[j2 - 1]) if j2 < b.n else inf)
@@ -156,9 +161,14 @@ def merge_runs(a: Run, b: Run, stem: str) -> Run:
                 outs[part].write(np.ascontiguousarray(np.concatenate([x[i:ia], y[j:jb]])[order]).tobytes())
             i, j = ia, jb
             _release(a.H, a.K, a.P, a.A, b.H, b.K, b.P, b.A)
+        done = True
     finally:
         for f in outs.values():
             f.close()
+        if not done:
+            for part in outs:
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{stem}.{part}.tmp.npy")
     for part in outs:
         os.replace(f"{stem}.{part}.tmp.npy", f"{stem}.{part}.npy")
     return Run(stem, n)
@@ -184,6 +194,9 @@ class Visited:
         self._seq = 0
         self.runs: list[Run] = []
         self.spilled_bytes = 0    # written in all (merges included): the disk traffic
+        # called before each run a lookup reads and between a merge's windows: the owner's clock
+        # check, which may raise to end the search (a merge then leaves its inputs as they were)
+        self.between: Callable[[], None] | None = None
         self._fresh_table()
 
     def _fresh_table(self) -> None:
@@ -205,9 +218,9 @@ class Visited:
     def disk_bytes(self) -> int:
         return sum(r.disk_bytes for r in self.runs)
 
-    def unseen(self, K: np.ndarray, between: Callable[[], None] | None = None) -> np.ndarray:
-        """Boolean mask: rows of ``K`` held neither by the table nor by any run.  ``between`` is
-        called before each run is read (a shard's clock check, which may raise to stop)."""
+    def unseen(self, K: np.ndarray) -> np.ndarray:
+        """Boolean mask: rows of ``K`` held neither by the table nor by any run (``between`` is
+        called before each run is read)."""
         fresh = self.table.lookup(K) < 0
         if not self.runs or not fresh.any():
             return fresh
@@ -216,8 +229,8 @@ class Visited:
         order = np.argsort(h, kind="stable")
         idx, h = idx[order], h[order]
         for run in self.runs:
-            if between is not None:
-                between()
+            if self.between is not None:
+                self.between()
             hit = run.positions(h, K[idx]) >= 0
             fresh[idx[hit]] = False
             idx, h = idx[~hit], h[~hit]
@@ -286,7 +299,7 @@ class Visited:
         while len(self.runs) > 1:
             self.runs.sort(key=lambda r: r.n)
             a, b = self.runs[0], self.runs[1]
-            m = merge_runs(a, b, self._stem())
+            m = merge_runs(a, b, self._stem(), self.between)
             self.spilled_bytes += m.disk_bytes
             self.runs = [m, *self.runs[2:]]
             a.delete()
