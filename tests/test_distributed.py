@@ -357,6 +357,7 @@ def test_a_stop_while_a_layer_is_read_back_ends_the_run_and_resumes(eight, tmp_p
     ck = str(tmp_path / "ck")
     r = dbfs(loaded, tmp_path, workers=2, checkpoint=ck, spill_on=True, spill_mb=mb, order=order)
     assert len(batches) == 3, "a batch was read after the clock said stop"
+    assert not list((tmp_path / "spill").rglob("*.npy")), "a stopped run left spill files"
     assert r.status == "limit" and r.plan is None
     assert 0 < r.stats["lower_bound"] <= b.cost and "no plan costs less" in r.message
     for name, f in (("prepare", prepare), ("_unseen_part", real)):

@@ -48,3 +48,22 @@ def test_pending_without_a_cap_stays_in_ram(tmp_path: Path):
     assert pend.least() == 2 and pend.spilled_bytes == 0 and pend.nbytes == 13 * 20
     pend.close()
     assert not pend and pend.least() is None
+
+
+def test_a_reader_stopped_half_way_leaves_the_rest_filed_and_close_deletes_it(tmp_path: Path):
+    """prepare stops reading a layer when the clock says so: the parts not handed out stay in the
+    store (a checkpoint would still see them) and close() deletes every file."""
+    pend = Pending(1, cap_bytes=100, spill_dir=str(tmp_path))
+    rows = []
+    for i in range(12):
+        K = np.full((3, 1), i, dtype=np.uint64)
+        pend.add(5, K, K, np.zeros(3, dtype=np.int32))
+        rows.append(i)
+    assert pend.disk_bytes > 0
+    reader = pend.take(5)
+    got = [next(reader) for _ in range(4)]       # four parts handed out, then the reader is dropped
+    del reader
+    left = [p for _, p in pend.parts()]
+    assert sorted(int(p[0][0, 0]) for p in got + left) == rows
+    pend.close()
+    assert not list(tmp_path.iterdir())

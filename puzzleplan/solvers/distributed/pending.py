@@ -37,11 +37,11 @@ class Pending:
 
     # ------------------------------------------------------------------ queries
     def __bool__(self) -> bool:
-        return bool(self.ram) or bool(self.disk)
+        return self.least() is not None
 
     def least(self) -> int | None:
-        """The least layer with candidates (None: none)."""
-        keys = set(self.ram) | set(self.disk)
+        """The least layer with candidates (None: none; a layer a stopped reader emptied is none)."""
+        keys = {k for k, v in self.ram.items() if v} | {k for k, v in self.disk.items() if v}
         return min(keys) if keys else None
 
     @property
@@ -72,14 +72,22 @@ class Pending:
             self._spill()
 
     def take(self, key: int) -> Iterator[Part]:
-        """Remove layer ``key``'s candidates and hand them out part by part, RAM first."""
-        for part in self.ram.pop(key, []):
+        """Remove layer ``key``'s candidates and hand them out part by part, RAM first.  A part
+        leaves the store only when it is handed out: a reader stopped half-way (the clock) leaves
+        the rest filed, so :meth:`close` still deletes their files."""
+        ram = self.ram.get(key, [])
+        while ram:
+            part = ram.pop(0)
             self.nbytes -= sum(a.nbytes for a in part)
             yield part
-        for stem, _ in self.disk.pop(key, []):
+        self.ram.pop(key, None)
+        files = self.disk.get(key, [])
+        while files:
+            stem, _ = files.pop(0)
             part = _load(stem, mmap=False)
             _delete(stem)
             yield part
+        self.disk.pop(key, None)
 
     def close(self) -> None:
         for files in self.disk.values():
