@@ -94,7 +94,17 @@ def random_layout(rng: random.Random, tmp_path: Path) -> tuple[list[str], tuple[
             return rows, (W, H), goal
 
 
+_MADE: dict[tuple[int, int], list[Case]] = {}   # the chunks of one sweep share one generation
+
+
 def cases(n: int, seed: int, tmp_path: Path) -> list[Case]:
+    """``n`` seeded cases (``tmp_path``: scratch for the walks that place the goals)."""
+    if (n, seed) not in _MADE:
+        _MADE[n, seed] = _make_cases(n, seed, tmp_path)
+    return _MADE[n, seed]
+
+
+def _make_cases(n: int, seed: int, tmp_path: Path) -> list[Case]:
     rng = random.Random(seed)
     out = []
     for i in range(n):

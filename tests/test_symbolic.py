@@ -357,3 +357,29 @@ def test_unsolvable_within_the_state_bound_is_proven_by_both() -> None:
         r = ENGINES[engine](_K(task), Limits(time_s=60))
         assert r.status == "unsolvable" and r.plan is None, (engine, r.status, r.message)
         assert r.proof, engine
+
+
+def test_invariants_are_synthesised_once_per_task() -> None:
+    """sat and cpsat on one task (verify, the differential sweep) share the synthesis: the second
+    request returns the same invariants at once; another task is not served from it, and the entry
+    goes with its task."""
+    import gc
+
+    from puzzleplan.solvers import horizon
+    from puzzleplan.solvers.result import Clock
+
+    def task():
+        return api.load_task("klotski", f"{FAYAA}#fayaa-001",
+                             ["metric=steps"]).task
+
+    first, second = task(), task()
+    a = horizon.LazyInvariants(first, Clock(Limits()), True, True).get()
+    again = horizon.LazyInvariants(first, Clock(Limits()), True, True)
+    assert again.get() is a and again.seconds < 0.05
+    other = horizon.LazyInvariants(second, Clock(Limits()), True, True).get()
+    assert other is not a and other == a          # computed afresh for another object, same result
+    assert horizon.LazyInvariants(first, Clock(Limits()), True, False).get() is not a   # other key
+    before = len(horizon._SYNTHESISED)
+    del first, again
+    gc.collect()
+    assert len(horizon._SYNTHESISED) == before - 2

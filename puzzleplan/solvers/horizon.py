@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from typing import Any
 
 from ..encodings.invariants import mutex_invariants, relaxed_fixpoint
@@ -53,6 +54,22 @@ def opt_bool(name: str, value: Any) -> bool | None:
     raise OptionError(f"engine option {name}: {value!r} is not true/false")
 
 
+# invariants already synthesised in this process, per task object: `verify` runs sat and cpsat on
+# one task, and the synthesis (a deterministic fixpoint) is the same for both.  Only complete
+# results are kept (None may mean a deadline); an entry goes when its task is collected.
+_SYNTHESISED: dict[tuple[int, bool], tuple[weakref.ref, Invariants]] = {}
+
+
+def _synthesised(task: Any, symmetric: bool) -> Invariants | None:
+    got = _SYNTHESISED.get((id(task), symmetric))
+    if got is None:
+        return None
+    if got[0]() is not task:     # another object at a recycled address
+        del _SYNTHESISED[id(task), symmetric]
+        return None
+    return got[1]
+
+
 class LazyInvariants:
     """Invariant synthesis (:func:`mutex_invariants`) deferred until a horizon of ``EAGER_FROM``.
 
@@ -71,7 +88,14 @@ class LazyInvariants:
     def get(self) -> Invariants | None:
         if self.enabled and not self.done:
             t0 = time.perf_counter()
-            self.value = mutex_invariants(self.task, deadline=self.clock.deadline, symmetric=self.symmetric)
+            self.value = _synthesised(self.task, self.symmetric)
+            if self.value is None:
+                self.value = mutex_invariants(self.task, deadline=self.clock.deadline,
+                                              symmetric=self.symmetric)
+                if self.value is not None:
+                    key = (id(self.task), self.symmetric)
+                    gone = weakref.ref(self.task, lambda _, key=key: _SYNTHESISED.pop(key, None))
+                    _SYNTHESISED[key] = (gone, self.value)
             self.seconds = time.perf_counter() - t0
         self.done = True
         return self.value
