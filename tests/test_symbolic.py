@@ -379,7 +379,9 @@ def test_invariants_are_synthesised_once_per_task() -> None:
     other = horizon.LazyInvariants(second, Clock(Limits()), True, True).get()
     assert other is not a and other == a          # computed afresh for another object, same result
     assert horizon.LazyInvariants(first, Clock(Limits()), True, False).get() is not a   # other key
-    before = len(horizon._SYNTHESISED)
+    mine = [(id(first), True), (id(first), False)]
+    assert all(k in horizon._SYNTHESISED for k in mine) and (id(second), True) in horizon._SYNTHESISED
     del first, again
     gc.collect()
-    assert len(horizon._SYNTHESISED) == before - 2
+    assert not any(k in horizon._SYNTHESISED for k in mine)      # the entries went with their task
+    assert horizon._SYNTHESISED[id(second), True][1] is other
