@@ -243,7 +243,7 @@ class Shard:
         rows = 0
         for part in parts:
             size = int(part[0].shape[0])
-            step = min(limit, size) if limit is not None and size else max(size, 1)
+            step = limit if limit is not None else max(size, 1)
             for lo in range(0, size, step):     # a part larger than a batch is cut (views)
                 piece = (part[0][lo: lo + step], part[1][lo: lo + step], part[2][lo: lo + step])
                 batch.append(piece)
