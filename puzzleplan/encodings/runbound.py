@@ -15,7 +15,12 @@ all that matter) and never raises its cost, so some cheapest plan repeats no
 state; in it, every maximal zero-cost run is loop-free, hence at most ``Z``
 steps, and a plan of cost ``<= C - 1`` has at most ``K = (C - 1) // c+``
 paid steps (``c+`` the least positive cost) separating at most ``K + 1`` free
-runs: ``K + (K + 1) Z`` steps in all (:func:`horizon_for_cost`).
+runs: ``K + (K + 1) Z`` steps in all (:func:`horizon_for_cost`).  The first of
+those runs starts in the initial state, so the same question asked from that one
+state bounds it by ``Z0 <= Z`` (:attr:`RunBound.first`), and ``K + K Z + Z0``
+steps suffice.  ``Z0 = 0`` whenever no zero-cost action applies initially: Hua
+Rong Dao's free continuation needs a piece that moved, the Zen garden's free
+slide needs the monk inside the garden, and neither holds at the start.
 
 ``Z`` is computed by SAT on the encoding of :class:`.sat.CnfPlan` restricted
 to the zero-cost actions, from a *free* initial state: any state whose values
@@ -37,6 +42,7 @@ from dataclasses import dataclass
 from pysat.solvers import Solver
 
 from ..ir.task import Task
+from ..lang.ops import evaluate
 from .invariants import relaxed_fixpoint
 from .sat import TOP, CnfPlan
 from .unrolled import Invariants
@@ -44,19 +50,30 @@ from .unrolled import Invariants
 
 @dataclass(frozen=True)
 class RunBound:
-    """``length``: no loop-free zero-cost run is longer (None: not established within the cap/time)."""
+    """``length``: no loop-free zero-cost run is longer (None: not established within the cap/time).
+
+    ``first``: no loop-free zero-cost run *from the initial state* is longer (None: not
+    established; then ``length`` stands in for it).  A cheapest loop-free plan's first free
+    run starts there, so it is bounded separately -- often by 0, when no zero-cost action
+    applies in the initial state (a continuation needs a move to continue).
+    """
 
     length: int | None
     seconds: float
     free_actions: int
+    first: int | None = None
 
     def describe(self) -> str:
         if self.free_actions == 0:
             return "no zero-cost actions"
         if self.length is None:
             return "the longest loop-free zero-cost run is unknown"
-        return (f"no loop-free run of {self.length + 1} zero-cost steps exists from any state within the "
+        text = (f"no loop-free run of {self.length + 1} zero-cost steps exists from any state within the "
                 "relaxed reachability fixpoint and the invariants (SAT: unsatisfiable)")
+        if self.first is not None and self.first < self.length:
+            text += (", and none of " + (f"{self.first + 1} steps " if self.first else "one step ")
+                     + "from the initial state")
+        return text
 
 
 def zero_cost_run_bound(task: Task, invariants: Invariants | None = None, deadline: float | None = None,
@@ -66,8 +83,21 @@ def zero_cost_run_bound(task: Task, invariants: Invariants | None = None, deadli
     free = [k for k, a in enumerate(task.actions) if a.cost == 0]
     if not free:
         return RunBound(0, 0.0, 0)
-    enc = CnfPlan(task, start=relaxed_fixpoint(task, symmetric=True), invariants=invariants,
-                  actions=free, symmetry=False)
+    length = _longest(task, relaxed_fixpoint(task, symmetric=True), invariants, free, deadline, cap, solver)
+    first = None
+    if length is not None:
+        memo: dict[int, int] = {}
+        if not any(evaluate(task.actions[k].guard, task.init, memo) for k in free):
+            first = 0
+        else:   # one state: as cheap as the question gets, and never longer than `length`
+            first = _longest(task, [[v] for v in task.init], None, free, deadline, length + 1, solver)
+    return RunBound(length, time.perf_counter() - t0, len(free), first)
+
+
+def _longest(task: Task, start: list[list[int]], invariants: Invariants | None, free: list[int],
+             deadline: float | None, cap: int, solver: str) -> int | None:
+    """The longest loop-free run of the ``free`` actions from any state in the value sets ``start``."""
+    enc = CnfPlan(task, start=start, invariants=invariants, actions=free, symmetry=False)
     changing = sorted(set().union(*(enc.written(k) for k in free)))
     with Solver(name=solver) as sat:
         for L in range(1, cap + 1):
@@ -81,10 +111,10 @@ def zero_cost_run_bound(task: Task, invariants: Invariants | None = None, deadli
             sat.append_formula(enc.drain())
             answer = solve_until(sat, [-enc.noops[L - 1]], deadline)
             if answer is None:
-                break
+                return None
             if not answer:
-                return RunBound(L - 1, time.perf_counter() - t0, len(free))
-    return RunBound(None, time.perf_counter() - t0, len(free))
+                return L - 1
+    return None
 
 
 def solve_until(sat: Solver, assumptions: list[int], deadline: float | None) -> bool | None:
@@ -99,10 +129,14 @@ def solve_until(sat: Solver, assumptions: list[int], deadline: float | None) -> 
     return None
 
 
-def horizon_for_cost(cost_bound: int, least_positive_cost: int, run: int) -> int:
-    """Steps that suffice for a loop-free plan of cost ``<= cost_bound``: ``K + (K + 1) run``."""
+def horizon_for_cost(cost_bound: int, least_positive_cost: int, run: int, first: int | None = None) -> int:
+    """Steps that suffice for a loop-free plan of cost ``<= cost_bound``: ``K + K run + first``.
+
+    ``K`` paid steps separate ``K + 1`` free runs; the first starts in the initial state, so
+    ``first`` (its own bound, :attr:`RunBound.first`) replaces ``run`` there when known.
+    """
     k = max(cost_bound, 0) // least_positive_cost
-    return k + (k + 1) * run
+    return k + k * run + (run if first is None else min(first, run))
 
 
 __all__ = ["RunBound", "horizon_for_cost", "zero_cost_run_bound"]

@@ -29,8 +29,9 @@ Claims (CP-SAT status OPTIMAL with cost ``C`` at horizon ``H``):
 * "optimal" when ``C = 0``;
 * with zero-cost actions the same argument with the zero-cost run bound
   ``Z`` of :mod:`puzzleplan.encodings.runbound` (as in the ``sat`` engine):
-  a cheaper loop-free plan has at most ``K + (K + 1) Z`` steps, ``K =
-  (C - 1) // c+``; the horizon is raised to that bound once.  When ``Z`` is
+  a cheaper loop-free plan has at most ``K + K Z + Z0`` steps, ``K =
+  (C - 1) // c+``, ``Z0 <= Z`` the bound on the first run, from the initial state;
+  the horizon is raised to that bound once.  When ``Z`` is
   not established in time: "solved", the cost minimised once more at the
   next horizon of the schedule (slack for free steps), and the message
   gives the horizon it is minimal for.
@@ -271,7 +272,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         z = run_length()
         stats = run.stats(horizon=H)
         if z is not None:
-            need = horizon_for_cost(cost - 1, cpos, z)
+            need = horizon_for_cost(cost - 1, cpos, z, runs[0].first if runs else None)
             if need <= H:
                 proof = f"CP-SAT OPTIMAL over plans of at most {H} steps; a cheaper plan has at most {need}"
                 if refuted >= 0:

@@ -26,8 +26,9 @@ literals) and the cost is minimised again, up to a horizon ``H``:
   bound by SAT, given ``run_bound_s`` seconds, default 15 or a quarter of
   the time limit).  Some cheapest plan repeats no state, so a plan of cost
   ``<= C - 1`` has at most ``K = (C - 1) // c+`` paid steps and ``K + 1``
-  free runs of at most ``Z`` steps: ``H = K + (K + 1) Z`` makes the result
-  "optimal".  When ``Z`` is not established in time (e.g. a pigeonhole-like
+  free runs of at most ``Z`` steps, the first, from the initial state, of at
+  most ``Z0 <= Z``: ``H = K + K Z + Z0`` makes the result "optimal".  When
+  ``Z`` is not established in time (e.g. a pigeonhole-like
   proof on crowded piece puzzles) the result is "solved": cost minimal over
   plans of at most ``H`` steps, ``H`` = option ``horizon`` or ``2 T``
   (reported in the message).  Cost 0 is optimal anyway.
@@ -318,7 +319,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
     sat.extra["run_bound_s"] = round(runs.seconds, 3)
 
     def proof_horizon() -> int | None:
-        return None if runs.length is None else horizon_for_cost(cost - 1, cpos, runs.length)
+        return None if runs.length is None else horizon_for_cost(cost - 1, cpos, runs.length, runs.first)
 
     def target() -> int:
         need = proof_horizon()
