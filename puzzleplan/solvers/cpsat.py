@@ -49,9 +49,11 @@ only that horizon is solved; INFEASIBLE is "unknown" (no plan of at most
 
 Options: ``horizon``, ``workers`` (CP-SAT ``num_workers``, default 1:
 deterministic), ``seed`` (``random_seed``, default 0), ``heuristic`` (use the
-model's heuristic when it is declared admissible, default true: the cuts
-trust that declaration in *every* state, as A* does -- a 0/1-cost heuristic
-that ignores free continuations would make them cut off optimal plans),
+model's heuristic when it is declared admissible; by default only when no
+action costs 0: on 0/1 costs the cuts were measured slower, see
+docs/architecture.md.  The cuts trust that declaration in *every* state, as
+A* does -- a 0/1-cost heuristic that ignores free continuations would make
+them cut off optimal plans),
 ``run_bound_s`` (seconds for the zero-cost run bound, see ``sat``),
 ``invariants`` (2-literal invariants
 from :func:`puzzleplan.encodings.invariants.mutex_invariants`), ``symmetry``
@@ -145,7 +147,7 @@ GROWTH = 16
 
 
 def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int = 1, seed: int = 0,
-          heuristic: bool = True, invariants: bool = True, symmetry: bool = True,
+          heuristic: bool | None = None, invariants: bool = True, symmetry: bool = True,
           run_bound_s: float | None = None, undo: bool = True, linearization: int = 0) -> Result:
     from ..encodings.cpsat import CpPlan
     from ..encodings.unrolled import node_values
@@ -154,7 +156,6 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     horizon = opt_int("horizon", horizon, 1)
     workers = opt_int("workers", workers, 1) or 1
     seed = opt_int("seed", seed) or 0
-    heuristic = bool(opt_bool("heuristic", heuristic))
     invariants = bool(opt_bool("invariants", invariants))
     symmetry = bool(opt_bool("symmetry", symmetry))
     run_bound_s = opt_seconds("run_bound_s", run_bound_s)
@@ -167,6 +168,9 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     cmin, cmax = min(costs, default=1), max(costs, default=1)
     cpos = min((c for c in costs if c > 0), default=1)
     runs: list[RunBound] = []  # computed once, when a plan's cost first needs it
+    heuristic = opt_bool("heuristic", heuristic)
+    if heuristic is None:   # the cuts slowed every 0/1-cost model measured (docs/architecture.md)
+        heuristic = cmin > 0
     admissible = bool(heuristic and task.heuristic is not None and task.heuristic_admissible)
     inv = LazyInvariants(task, clock, invariants, symmetry)
     variant = Variant(task, inv, clock)

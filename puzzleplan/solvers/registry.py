@@ -247,7 +247,8 @@ ENGINES: tuple[Engine, ...] = (
                _HORIZON,
                Opt("workers", int, 1, "CP-SAT search workers (1 = deterministic)", lo=1, hi=256),
                _SEED,
-               Opt("heuristic", bool, True, "post the model's admissible heuristic as a bound"),
+               Opt("heuristic", bool, None, "post the model's admissible heuristic as a bound (default: "
+                   "unless some action costs 0, where the cuts were measured slower)"),
                _INVARIANTS, _SYMMETRY, _RUN_BOUND, _UNDO,
                Opt("linearization", int, 0, "CP-SAT linearization_level (0: no LP relaxation, measured "
                    "faster on the unrolled models; 2: the most LP)", lo=0, hi=2),
