@@ -139,4 +139,22 @@ def horizon_for_cost(cost_bound: int, least_positive_cost: int, run: int, first:
     return k + k * run + (run if first is None else min(first, run))
 
 
-__all__ = ["RunBound", "horizon_for_cost", "zero_cost_run_bound"]
+def cost_lower_bound(refuted: int, least_positive_cost: int, run: int | None,
+                     first: int | None = None) -> int:
+    """The least cost a plan can have once no plan of at most ``refuted`` steps exists.
+
+    The converse of :func:`horizon_for_cost`: a plan of cost ``<= b`` implies a loop-free one of at
+    most ``horizon_for_cost(b)`` steps, so every ``b`` whose horizon is at most ``refuted`` is
+    excluded.  With ``k`` paid steps a horizon is ``k + k run + first``: the largest such ``k`` is
+    ``(refuted - first) // (run + 1)``, and the bound is ``(k + 1)`` times the least positive cost.
+    Without a run bound (``run`` None) nothing follows: 0.
+    """
+    if run is None or refuted < 0:
+        return 0
+    first = run if first is None else min(first, run)
+    if refuted < first:
+        return 0
+    return ((refuted - first) // (run + 1) + 1) * least_positive_cost
+
+
+__all__ = ["RunBound", "cost_lower_bound", "horizon_for_cost", "zero_cost_run_bound"]

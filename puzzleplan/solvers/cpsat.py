@@ -71,7 +71,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..encodings.runbound import RunBound, horizon_for_cost
+from ..encodings.runbound import RunBound, cost_lower_bound, horizon_for_cost
 from .horizon import (
     LazyInvariants,
     Variant,
@@ -191,10 +191,17 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         steps = max(refuted + 1, 0)        # horizons up to `refuted` hold no plan
         lower = steps * cmin
         if best is not None:
+            why = ""
+            if runs and runs[0].free_actions:   # a cheaper plan would have a loop-free version that short
+                by_runs = cost_lower_bound(refuted, cpos, runs[0].length, runs[0].first)
+                if by_runs > lower:
+                    lower = by_runs
+                    why = (f" (no plan has at most {refuted} steps, and one of cost < {lower} would have a "
+                           f"loop-free version that short: {runs[0].describe()})")
             stats = run.stats(horizon=H, lower_bound=lower)
             return Result("solved", "cpsat", best[0], best[1], stats,
                           message=f"{clock.reason()} while looking for a cheaper plan at horizon {H}; "
-                                  f"no plan costs less than {lower}")
+                                  f"no plan costs less than {lower}{why}")
         stats = run.stats(horizon=H, **variant.stats())
         msg = clock.bounded(stats, lower, f"no plan has fewer than {steps} steps")
         return Result("limit", "cpsat", stats=stats, message=f"{msg}; stopped at horizon {H}{variant.note()}")

@@ -70,7 +70,7 @@ from typing import Any
 from pysat.card import ITotalizer
 from pysat.solvers import Solver
 
-from ..encodings.runbound import RunBound, horizon_for_cost
+from ..encodings.runbound import RunBound, cost_lower_bound, horizon_for_cost
 from ..encodings.sat import TOP, CnfPlan
 from ..encodings.symmetry import concretise
 from ..lang.errors import OptionError
@@ -376,10 +376,16 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
     stats = sat.stats(horizon=H, first_horizon=T, best_found_s=round(found_at, 3))
     if interrupted:
         lower = T * min(costs)
+        why = f"no plan has fewer than {T} steps"
+        by_runs = cost_lower_bound(T - 1, cpos, runs.length, runs.first) if runs.free_actions else 0
+        if by_runs > lower:   # a cheaper plan would have a loop-free version that short
+            lower = by_runs
+            why += (f", and one of cost < {lower} would have a loop-free version that short "
+                    f"({runs.describe()})")
         stats["lower_bound"] = lower
         return Result("solved", "sat", cost, plan, stats,
                       message=f"{clock.reason()} while minimising the cost at horizon {H}; no plan costs "
-                              f"less than {lower} (no plan has fewer than {T} steps)")
+                              f"less than {lower} ({why})")
     if cost == 0:
         return Result("optimal", "sat", cost, plan, stats, proof="cost 0")
     need = proof_horizon()
