@@ -71,8 +71,8 @@ class RunBound:
         text = (f"no loop-free run of {self.length + 1} zero-cost steps exists from any state within the "
                 "relaxed reachability fixpoint and the invariants (SAT: unsatisfiable)")
         if self.first is not None and self.first < self.length:
-            text += (", and none of " + (f"{self.first + 1} steps " if self.first else "one step ")
-                     + "from the initial state")
+            text += (f", and none of {self.first + 1} steps from the initial state" if self.first
+                     else ", and no zero-cost step applies in the initial state")
         return text
 
 
