@@ -18,9 +18,9 @@ paid steps (``c+`` the least positive cost) separating at most ``K + 1`` free
 runs: ``K + (K + 1) Z`` steps in all (:func:`horizon_for_cost`).  The first of
 those runs starts in the initial state, so the same question asked from that one
 state bounds it by ``Z0 <= Z`` (:attr:`RunBound.first`), and ``K + K Z + Z0``
-steps suffice.  ``Z0 = 0`` whenever no zero-cost action applies initially: Hua
-Rong Dao's free continuation needs a piece that moved, the Zen garden's free
-slide needs the monk inside the garden, and neither holds at the start.
+steps suffice.  ``Z0 = 0`` whenever no zero-cost action applies initially, as
+when a free step can only continue a paid one (a continuation needs a move to
+continue), which no state before the first move allows.
 
 ``Z`` is computed by SAT on the encoding of :class:`.sat.CnfPlan` restricted
 to the zero-cost actions, from a *free* initial state: any state whose values
