@@ -252,6 +252,11 @@ ENGINES: tuple[Engine, ...] = (
                _INVARIANTS, _SYMMETRY, _RUN_BOUND, _UNDO,
                Opt("linearization", int, 0, "CP-SAT linearization_level (0: no LP relaxation, measured "
                    "faster on the unrolled models; 2: the most LP)", lo=0, hi=2),
+               Opt("encoding", str, "auto", "int: integer state variables (heuristic cuts); clauses: the sat "
+                   "engine's clauses, cost linear; auto: clauses when some action costs 0 and no cuts are "
+                   "posted", choices=("auto", "int", "clauses")),
+               Opt("hint", bool, None, "start from a plan that bfs finds within a tenth of the time (at "
+                   "most 10 s) as the upper bound to refute (default: when some action costs 0)"),
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_cpsat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),

@@ -1,0 +1,111 @@
+"""cpsat's two CP-SAT models (integer variables, or the sat engine's clauses) and its bfs hint.
+
+Judged by the reference semantics: on seeded random Zen gardens and sliding-block
+layouts under the moves metric (0/1 costs, where the proof needs the zero-cost run
+bound) and on unit-cost layouts, every combination of ``encoding`` and ``hint``
+must prove the reference optimum, with a plan the checker accepts.  A hint that is
+not optimal must be beaten, not trusted.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from helpers import reference_optimum, write_klotski
+from test_runbound import _walker
+
+from puzzleplan import api
+from puzzleplan.lang.errors import OptionError
+from puzzleplan.solvers import ENGINES
+from puzzleplan.solvers import cpsat as cpsat_engine
+from puzzleplan.solvers.result import Limits
+from puzzleplan.verify import reference as ref
+
+
+class _K:
+    def __init__(self, task: object):
+        self.task = task
+
+
+def _gardens(tmp_path: Path, n: int, seed: int) -> list[tuple[str, object]]:
+    from puzzleplan.api import load_model
+
+    zpg = load_model("zpg")
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        w, h = rng.choice([(3, 3), (3, 4), (4, 3)])
+        path = tmp_path / f"garden-{seed}-{i}.txt"
+        path.write_text(zpg.generate(rng, w, h, rocks=0.2), encoding="utf-8")
+        out.append((path.name, api.load_task("zpg", str(path)).task))
+    return out
+
+
+def _layouts(tmp_path: Path) -> list[tuple[str, object]]:
+    """Two 3x3 layouts; the moves metric of the first only (the integer model needs > 30 s there)."""
+    shapes = write_klotski(tmp_path / "shapes.txt", ["A.B", "CCD", "E.D"], (3, 3), (0, 2))
+    tall = write_klotski(tmp_path / "tall.txt", ["A.B", "CCB", "D.E"], (3, 3), (2, 2))
+    runs = [(shapes, "steps"), (tall, "steps"), (tall, "moves")]
+    return [(f"{p.name} {m}", api.load_task("klotski", str(p), [f"metric={m}"]).task) for p, m in runs]
+
+
+@pytest.mark.parametrize("encoding", ["int", "clauses"])
+@pytest.mark.parametrize("hint", [True, False])
+def test_both_models_prove_the_reference_optimum(tmp_path: Path, encoding: str, hint: bool) -> None:
+    tasks = _gardens(tmp_path, 4, 20261127) + _layouts(tmp_path) + [("walker-2", _walker(2))]
+    for name, task in tasks:
+        want = reference_optimum(task)
+        r = ENGINES["cpsat"](_K(task), Limits(time_s=60), encoding=encoding, hint=hint)
+        if want is None:
+            assert r.status == "unsolvable", (name, r.status, r.message)
+            continue
+        assert r.status == "optimal" and r.cost == want, (name, encoding, hint, r.status, r.cost, r.message)
+        check = ref.check_plan(task, r.plan)
+        assert check.ok and check.cost == want, name
+        assert r.stats["encoding"] == encoding
+
+
+def test_auto_picks_clauses_only_with_zero_cost_actions(tmp_path: Path) -> None:
+    for name, task in _layouts(tmp_path):
+        r = ENGINES["cpsat"](_K(task), Limits(time_s=60))
+        zero = any(a.cost == 0 for a in task.actions)
+        assert r.stats["encoding"] == ("clauses" if zero else "int"), name
+        assert ("hint_s" in r.stats) == zero, name     # the bfs hint: zero-cost actions only
+
+
+def test_a_costlier_hint_is_beaten_not_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hint is only an upper bound: given a plan one unit too dear, cpsat finds the optimum."""
+    task = _walker(0)
+    want = reference_optimum(task)
+    acts = {a.name: k for k, a in enumerate(task.actions)}
+    dear = [acts["right"], acts["left"]] + [acts["right"]] * 6 + [acts["mark"]] + [acts["left"]] * 6
+    check = ref.check_plan(task, dear)
+    assert check.ok and check.cost == want + 1
+    monkeypatch.setattr(cpsat_engine, "explicit_plan", lambda *a: (check.cost, dear))
+    for encoding in ("int", "clauses"):
+        r = ENGINES["cpsat"](_K(task), Limits(time_s=60), encoding=encoding, hint=True)
+        assert r.status == "optimal" and r.cost == want, (encoding, r.message)
+        assert ref.check_plan(task, r.plan).cost == want
+        assert "bfs hint" not in r.proof
+
+
+def test_the_hint_plan_stands_when_nothing_cheaper_exists(monkeypatch: pytest.MonkeyPatch) -> None:
+    task = _walker(3)
+    want = reference_optimum(task)
+    r = ENGINES["cpsat"](_K(task), Limits(time_s=60), hint=True)
+    assert r.status == "optimal" and r.cost == want
+    assert r.stats["hint_cost"] == want and "bfs hint" in r.proof
+    calls = []
+    monkeypatch.setattr(cpsat_engine, "explicit_plan", lambda *a: calls.append(1))   # no plan: schedule
+    r = ENGINES["cpsat"](_K(task), Limits(time_s=60), hint=True)
+    assert calls and r.status == "optimal" and r.cost == want and "bfs hint" not in r.proof
+
+
+def test_option_errors(tmp_path: Path) -> None:
+    task = _walker(1)
+    with pytest.raises(OptionError, match="encoding"):
+        ENGINES["cpsat"](_K(task), Limits(), encoding="bdd")
+    with pytest.raises(OptionError, match="encoding=int"):
+        ENGINES["cpsat"](_K(task), Limits(), encoding="clauses", heuristic=True)
