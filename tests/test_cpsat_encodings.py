@@ -109,3 +109,39 @@ def test_option_errors(tmp_path: Path) -> None:
         ENGINES["cpsat"](_K(task), Limits(), encoding="bdd")
     with pytest.raises(OptionError, match="encoding=int"):
         ENGINES["cpsat"](_K(task), Limits(), encoding="clauses", heuristic=True)
+
+
+@pytest.mark.parametrize("model", ["int", "clauses"])
+def test_a_long_model_build_stops_when_asked(tmp_path: Path, model: str) -> None:
+    """Building hundreds of steps takes seconds: the limit must be able to cut it short."""
+    from puzzleplan.encodings.cpclauses import CpClauses
+    from puzzleplan.encodings.cpsat import BuildStopped, CpPlan
+
+    task = _walker(2)
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 5
+
+    cls = CpPlan if model == "int" else CpClauses
+    with pytest.raises(BuildStopped):
+        cls(task, 40, stop=stop)
+    cls(task, 40, stop=lambda: False)   # never asked to stop: builds
+
+
+def test_the_engine_ends_with_its_bound_when_a_build_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    from puzzleplan.encodings import cpsat as enc
+
+    real = enc.CpPlan
+
+    def limited(task: object, horizon: int, **kw: object) -> object:
+        if horizon >= 5:
+            raise enc.BuildStopped("the clock said so")
+        return real(task, horizon, **kw)
+
+    monkeypatch.setattr(enc, "CpPlan", limited)
+    task = _walker(2)
+    r = ENGINES["cpsat"](_K(task), Limits(time_s=60), encoding="int", hint=False)
+    assert r.status == "limit" and r.plan is None
+    assert r.stats["horizon"] == 5 and "no plan has fewer than" in r.message

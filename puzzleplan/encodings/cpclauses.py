@@ -22,13 +22,14 @@ anyway).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ortools.sat.python import cp_model
 from pysat.card import ITotalizer
 
 from ..ir.task import Task
+from .cpsat import BuildStopped
 from .sat import TOP, CnfPlan
 from .symmetry import concretise
 from .unrolled import Invariants
@@ -38,17 +39,20 @@ class CpClauses:
     """CP-SAT model of "a plan of at most ``horizon`` steps reaches the goal", from CNF.
 
     The same constructor contract as :class:`.cpsat.CpPlan` (``exact``, ``objective``,
-    ``max_cost``, ``free_run``, ``undo``, ``symmetry``, ``invariants``), without the heuristic
-    cuts: those need the integer model.
+    ``max_cost``, ``free_run``, ``undo``, ``symmetry``, ``invariants``, ``stop``), without the
+    heuristic cuts: those need the integer model.
     """
 
     def __init__(self, task: Task, horizon: int, *, exact: bool = False, objective: bool = True,
                  symmetry: bool = True, invariants: Invariants | None = None, max_cost: int | None = None,
-                 free_run: int | None = None, undo: Iterable[tuple[int, int]] = ()):
+                 free_run: int | None = None, undo: Iterable[tuple[int, int]] = (),
+                 stop: Callable[[], bool] | None = None):
         self.task = task
         self.T = horizon
         enc = CnfPlan(task, symmetry=symmetry, invariants=invariants, undo=undo)
-        for _ in range(horizon):
+        for t in range(horizon):
+            if stop is not None and stop():
+                raise BuildStopped(f"stopped while building step {t} of {horizon}")
             enc.extend()
         if free_run is not None:
             enc.limit_free_runs(free_run)
@@ -72,7 +76,9 @@ class CpClauses:
         units = [[goal]] if goal != -TOP else [[]]
         if exact and horizon > 0:
             units.append([-enc.noops[horizon - 1]])
-        for clause in enc.drain() + units:
+        for i, clause in enumerate(enc.drain() + units):
+            if i % 50_000 == 49_999 and stop is not None and stop():
+                raise BuildStopped(f"stopped while posting the clauses of {horizon} steps")
             self.m.add_bool_or([self.lit(x) for x in clause])
         self.acts = [{k: self.lit(x) for k, x in step.items()} for step in enc.acts]
         if max_cost is not None and max_cost < len(count):

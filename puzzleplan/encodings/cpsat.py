@@ -54,7 +54,7 @@ Invariants: the forbidden value pairs of
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -76,6 +76,10 @@ Lit = Any      # a cp_model literal (BoolVar or its negation) or a Python bool
 IntX = Any     # an int, an IntVar or a linear expression
 
 
+class BuildStopped(Exception):
+    """The ``stop`` callback of a model under construction said so (a limit was reached)."""
+
+
 class CpPlan:
     """CP-SAT model of "a plan of at most ``horizon`` steps reaches the goal".
 
@@ -91,10 +95,13 @@ class CpPlan:
     def __init__(self, task: Task, horizon: int, *, exact: bool = False, heuristic: bool = True,
                  objective: bool = True, limit: int = 100_000, symmetry: bool = True,
                  invariants: Invariants | None = None, max_cost: int | None = None,
-                 free_run: int | None = None, undo: Iterable[tuple[int, int]] = ()):
+                 free_run: int | None = None, undo: Iterable[tuple[int, int]] = (),
+                 stop: Callable[[], bool] | None = None):
         """``free_run``: at most that many consecutive zero-cost actions (see
         :meth:`puzzleplan.encodings.sat.CnfPlan.limit_free_runs` for why this is sound).
-        ``undo``: action pairs ``(i, j)`` never taken in a row (:func:`.reversals.undo_pairs`)."""
+        ``undo``: action pairs ``(i, j)`` never taken in a row (:func:`.reversals.undo_pairs`).
+        ``stop``: asked between steps; True raises :class:`BuildStopped` (a model of hundreds of
+        steps takes seconds to build, which a time limit must be able to cut short)."""
         self.task = task
         self.T = horizon
         self.limit = limit
@@ -129,6 +136,8 @@ class CpPlan:
                     self.post[t][v] = self.m.new_int_var_from_domain(
                         cp_model.Domain.FromValues(sorted(s)), f"y{v}_{t}")
         for t in range(horizon + 1):
+            if stop is not None and stop():
+                raise BuildStopped(f"stopped while posting the invariants of step {t} of {horizon}")
             self._post_invariants(self.x[t])
             if t and grouped:
                 self._post_invariants(self.post[t], grouped)
@@ -137,6 +146,8 @@ class CpPlan:
         self.acts: list[dict[int, Any]] = []
         self.noops: list[Any] = []
         for t in range(horizon):
+            if stop is not None and stop():
+                raise BuildStopped(f"stopped while building step {t} of {horizon}")
             self._step(t)
         for t in range(1, horizon):
             self.m.add_implication(self.noops[t - 1], self.noops[t])  # noops only at the end
@@ -161,6 +172,8 @@ class CpPlan:
             prefix: Any = 0
             hx = relax_assignments(task.heuristic)
             for t in range(horizon + 1):
+                if stop is not None and stop():
+                    raise BuildStopped(f"stopped while posting the heuristic's cut at step {t} of {horizon}")
                 h, _ = self.integer(hx, t)
                 self._add(prefix + h <= self.cost)
                 if unit:

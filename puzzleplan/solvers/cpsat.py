@@ -171,7 +171,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
           run_bound_s: float | None = None, undo: bool = True, linearization: int = 0,
           encoding: str = "auto", hint: bool | None = None) -> Result:
     from ..encodings.cpclauses import CpClauses
-    from ..encodings.cpsat import CpPlan
+    from ..encodings.cpsat import BuildStopped, CpPlan
     from ..encodings.unrolled import node_values
 
     task = kernel.task
@@ -215,9 +215,10 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         invs = inv.get() if H >= inv.EAGER_FROM else inv.value
         run.extra.update(inv.stats())
         if encoding == "clauses":
-            return CpClauses(task, H, invariants=invs, symmetry=symmetry, free_run=free_run, undo=pairs, **kw)
+            return CpClauses(task, H, invariants=invs, symmetry=symmetry, free_run=free_run, undo=pairs,
+                             stop=clock.out_of_time, **kw)
         return CpPlan(task, H, heuristic=admissible, invariants=invs, symmetry=symmetry, free_run=free_run,
-                      undo=pairs, **kw)
+                      undo=pairs, stop=clock.out_of_time, **kw)
 
     def out_of_time(H: int, best: tuple[int, list[int]] | None = None) -> Result:
         steps = max(refuted + 1, 0)        # horizons up to `refuted` hold no plan
@@ -290,7 +291,10 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         if best is not None:
             run.figures["best_cost"] = best[0]
         clock.report(**run.figures, conflicts=run.conflicts)
-        model = build(H, max_cost=None if best is None else best[0] - 1, objective=not proving)
+        try:
+            model = build(H, max_cost=None if best is None else best[0] - 1, objective=not proving)
+        except BuildStopped:
+            return out_of_time(H, best)
         status, solver = run.solve(model)
         if proving and status in ("FEASIBLE", "OPTIMAL"):   # a cheaper plan: prove that one instead
             plan = model.decode(solver)
