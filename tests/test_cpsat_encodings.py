@@ -64,15 +64,18 @@ def test_both_models_prove_the_reference_optimum(tmp_path: Path, encoding: str, 
         assert r.status == "optimal" and r.cost == want, (name, encoding, hint, r.status, r.cost, r.message)
         check = ref.check_plan(task, r.plan)
         assert check.ok and check.cost == want, name
-        assert r.stats["encoding"] == encoding
+        assert set(r.stats["models_by_encoding"]) == {encoding}
 
 
-def test_auto_picks_clauses_only_with_zero_cost_actions(tmp_path: Path) -> None:
-    for name, task in _layouts(tmp_path):
+def test_auto_takes_clauses_for_proof_models_only_with_zero_cost_actions(tmp_path: Path) -> None:
+    for name, task in _layouts(tmp_path) + _gardens(tmp_path, 2, 7):
         r = ENGINES["cpsat"](_K(task), Limits(time_s=60))
         zero = any(a.cost == 0 for a in task.actions)
-        assert r.stats["encoding"] == ("clauses" if zero else "int"), name
-        assert ("hint_s" in r.stats) == zero, name     # the bfs hint: zero-cost actions only
+        assert r.status == "optimal", name
+        models = r.stats["models_by_encoding"]
+        # with zero-cost actions the bfs hint leads straight to the proof model, in clauses
+        assert models == ({"clauses": 1} if zero else {"int": models.get("int", 0)}), (name, models)
+        assert ("hint_s" in r.stats) == zero, name
 
 
 def test_a_costlier_hint_is_beaten_not_trusted(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -48,8 +48,8 @@ schedule; only its plan is used, never its verdict.
 Two CP-SAT models of the unrolled task (option ``encoding``): integer state
 variables (:mod:`puzzleplan.encodings.cpsat`, with the heuristic's cuts) or the
 ``sat`` engine's clauses (:mod:`puzzleplan.encodings.cpclauses`); ``auto`` takes
-the clauses when some action costs 0 and no cuts are posted (figures in
-docs/architecture.md).
+the clauses for the proof models when some action costs 0 and no cuts are posted,
+the integers otherwise (figures in docs/architecture.md).
 
 Without a plan, the horizon grows until it reaches the number of states of
 the relaxed reachability fixpoint (the ``sat`` engine's bound): INFEASIBLE
@@ -199,9 +199,14 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     if heuristic is None:   # the cuts slowed every 0/1-cost model measured (docs/architecture.md)
         heuristic = cmin > 0 and encoding != "clauses"
     admissible = bool(heuristic and task.heuristic is not None and task.heuristic_admissible)
-    if encoding == "auto":  # clauses refute 0/1-cost proof models faster (encodings/cpclauses.py)
-        encoding = "clauses" if cmin == 0 and not admissible else "int"
-    run.extra["encoding"] = encoding
+    # auto: the clauses refute the proof models of 0/1 costs faster, the integers find plans
+    # faster on crowded piece puzzles (docs/architecture.md): each where it was measured better
+    proof_encoding = encoding
+    if encoding == "auto":
+        encoding = "int"
+        proof_encoding = "clauses" if cmin == 0 and not admissible else "int"
+    models_by: dict[str, int] = {}
+    run.extra["models_by_encoding"] = models_by
     inv = LazyInvariants(task, clock, invariants, symmetry)
     variant = Variant(task, inv, clock)
 
@@ -210,11 +215,13 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         h0 = min(node_values(task.heuristic, [frozenset((v,)) for v in task.init], {}))  # type: ignore[arg-type]
         lower = math.ceil(h0 / cmax)
 
-    def build(H: int, **kw: Any) -> CpPlan | CpClauses:
+    def build(H: int, proof: bool = False, **kw: Any) -> CpPlan | CpClauses:
         free_run = runs[0].length if runs and runs[0].free_actions else None
         invs = inv.get() if H >= inv.EAGER_FROM else inv.value
         run.extra.update(inv.stats())
-        if encoding == "clauses":
+        which = proof_encoding if proof else encoding
+        models_by[which] = models_by.get(which, 0) + 1
+        if which == "clauses":
             return CpClauses(task, H, invariants=invs, symmetry=symmetry, free_run=free_run, undo=pairs,
                              stop=clock.out_of_time, **kw)
         return CpPlan(task, H, heuristic=admissible, invariants=invs, symmetry=symmetry, free_run=free_run,
@@ -280,8 +287,9 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     if hint is None:   # zero-cost actions: the first feasible horizon's minimum proves nothing
         hint = cmin == 0 and task.cost_kind == "01"
     hinted: list[int] | None = None
-    if hint and not fixed and (found := explicit_plan(kernel, clock, run.extra)) is not None \
-            and found[0] > 0 and run_length() is not None:
+    # the run bound first: without it no proof horizon follows from the hint's cost
+    if hint and not fixed and run_length() is not None \
+            and (found := explicit_plan(kernel, clock, run.extra)) is not None and found[0] > 0:
         best, proving, hinted = found, True, found[1]
         H = proof_horizon(best[0])
     while True:
@@ -292,7 +300,8 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
             run.figures["best_cost"] = best[0]
         clock.report(**run.figures, conflicts=run.conflicts)
         try:
-            model = build(H, max_cost=None if best is None else best[0] - 1, objective=not proving)
+            model = build(H, proof=proving, max_cost=None if best is None else best[0] - 1,
+                          objective=not proving)
         except BuildStopped:
             return out_of_time(H, best)
         status, solver = run.solve(model)

@@ -253,8 +253,9 @@ ENGINES: tuple[Engine, ...] = (
                Opt("linearization", int, 0, "CP-SAT linearization_level (0: no LP relaxation, measured "
                    "faster on the unrolled models; 2: the most LP)", lo=0, hi=2),
                Opt("encoding", str, "auto", "int: integer state variables (heuristic cuts); clauses: the sat "
-                   "engine's clauses, cost linear; auto: clauses when some action costs 0 and no cuts are "
-                   "posted", choices=("auto", "int", "clauses")),
+                   "engine's clauses, cost counted by a totalizer; auto: clauses for the proof models "
+                   "when some action costs 0 and no cuts are posted, else int",
+                   choices=("auto", "int", "clauses")),
                Opt("hint", bool, None, "start from a plan that bfs finds within a tenth of the time (at "
                    "most 10 s) as the upper bound to refute (default: when some action costs 0)"),
            ), exact_for=_ANY_COST, kernel="task"),
