@@ -29,13 +29,12 @@ from ortools.sat.python import cp_model
 from pysat.card import ITotalizer
 
 from ..ir.task import Task
-from .cpsat import BuildStopped
+from .cpsat import BuildStopped, PlanModel
 from .sat import TOP, CnfPlan
-from .symmetry import concretise
 from .unrolled import Invariants
 
 
-class CpClauses:
+class CpClauses(PlanModel):
     """CP-SAT model of "a plan of at most ``horizon`` steps reaches the goal", from CNF.
 
     The same constructor contract as :class:`.cpsat.CpPlan` (``exact``, ``objective``,
@@ -94,20 +93,6 @@ class CpClauses:
         """The CP-SAT literal of CNF literal ``x``."""
         v = self._vars[abs(x) - 1]
         return v if x > 0 else ~v
-
-    def decode(self, solver: cp_model.CpSolver) -> list[int]:
-        """Ground actions replayable from the real initial state (noops skipped)."""
-        plan = []
-        for step in self.acts:
-            for k, lit in step.items():
-                if solver.boolean_value(lit):
-                    plan.append(k)
-                    break
-        return concretise(self.task, self.groups, plan)
-
-    def size(self) -> dict[str, int]:
-        proto = self.m.proto
-        return {"variables": len(proto.variables), "constraints": len(proto.constraints)}
 
 
 __all__ = ["CpClauses"]

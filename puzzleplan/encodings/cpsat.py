@@ -80,7 +80,34 @@ class BuildStopped(Exception):
     """The ``stop`` callback of a model under construction said so (a limit was reached)."""
 
 
-class CpPlan:
+class PlanModel:
+    """What the engine reads back from either CP-SAT model: the plan and the model's size.
+
+    Subclasses set ``task``, ``groups`` (symmetry groups for :func:`concretise`), ``m`` (the
+    ``CpModel``) and ``acts`` (per step: ground-action index -> literal).
+    """
+
+    task: Task
+    groups: list[Any]
+    m: cp_model.CpModel
+    acts: list[dict[int, Any]]
+
+    def decode(self, solver: cp_model.CpSolver) -> list[int]:
+        """Ground actions replayable from the real initial state (noops skipped)."""
+        plan = []
+        for step in self.acts:
+            for k, lit in step.items():
+                if solver.boolean_value(lit):
+                    plan.append(k)
+                    break
+        return concretise(self.task, self.groups, plan)
+
+    def size(self) -> dict[str, int]:
+        proto = self.m.proto
+        return {"variables": len(proto.variables), "constraints": len(proto.constraints)}
+
+
+class CpPlan(PlanModel):
     """CP-SAT model of "a plan of at most ``horizon`` steps reaches the goal".
 
     ``exact``: no noop at the last step (exactly ``horizon`` actions).  ``objective``:
@@ -465,19 +492,6 @@ class CpPlan:
         self.acts.append(acts)
         self.noops.append(noop)
 
-    def decode(self, solver: cp_model.CpSolver) -> list[int]:
-        """Ground actions replayable from the real initial state (noops skipped)."""
-        plan = []
-        for t in range(self.T):
-            for k, lit in self.acts[t].items():
-                if solver.boolean_value(lit):
-                    plan.append(k)
-                    break
-        return concretise(self.task, self.groups, plan)
-
-    def size(self) -> dict[str, int]:
-        proto = self.m.proto
-        return {"variables": len(proto.variables), "constraints": len(proto.constraints)}
 
 
 def _linear_cmp(op: str, a: Any, b: Any) -> Any:
