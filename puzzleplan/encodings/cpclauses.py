@@ -3,11 +3,12 @@
 Why a second CP-SAT model: :class:`.cpsat.CpPlan` keeps one integer variable
 per (state variable, step) so that arithmetic, sums and the heuristic's cuts
 get CP-SAT's integer reasoning.  On tasks whose actions are long chains of
-conditional writes (a slide that rakes every square it crosses) that
-representation refutes slowly: a Zen garden's proof model ("no plan of cost
-<= 5 within 30 steps") took 76 s as integers and 16 s as these clauses, on
-the same CP-SAT; on Hua Rong Dao steps it is the other way round (9.6 s
-against 49 s).  The engine picks per task (see :mod:`puzzleplan.solvers.cpsat`).
+conditional writes that representation refutes slowly: one measured proof
+model ("no plan of cost <= 5 within 30 steps") took 76 s as integers and 16 s
+as these clauses, on the same CP-SAT; on a unit-cost piece-sliding model it was
+the other way round (9.6 s against 49 s).  The engine picks per model it builds
+(see :mod:`puzzleplan.solvers.cpsat`; the boards and figures are in
+docs/architecture.md).
 
 The clauses are those of :class:`.sat.CnfPlan` -- one-hot state literals,
 guards, effects with their firing conditions, explanatory and converse frame

@@ -281,7 +281,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     refuted = lower - 1  # largest horizon known to hold no plan
     best: tuple[int, list[int]] | None = None  # a plan whose cost we try to beat at a longer horizon
     # at the horizon a proof needs, only "is there a cheaper plan?" is asked: a feasibility model
-    # refutes faster than one that also minimises (Zen suite-rocks-10: 61 s against > 130 s)
+    # refutes faster than one that also minimises (61 s against > 130 s, docs/architecture.md)
     proving = False
     hint = opt_bool("hint", hint)
     if hint is None:   # zero-cost actions: the first feasible horizon's minimum proves nothing
@@ -386,7 +386,7 @@ def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any]) -> tuple[int
 
     With zero-cost actions the cost minimised at the first feasible horizon proves nothing; it
     only fixes the horizon of the proof model.  A plan found by 0-1 BFS fixes it too, in a
-    fraction of the time on small tasks (Zen suite-rocks-11: 1 s against 21 s of models).  Only
+    fraction of the time on small tasks (1 s against 21 s of models, docs/architecture.md).  Only
     the plan is used -- it is replayed like any other -- never bfs's verdict: the lower bound
     stays this engine's own INFEASIBLE.  Budget: a tenth of the time left (at most 10 s) and
     a million states; without a plan the horizon schedule runs as usual.
