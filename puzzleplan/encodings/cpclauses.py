@@ -30,7 +30,7 @@ from ortools.sat.python import cp_model
 from pysat.card import ITotalizer
 
 from ..ir.task import Task
-from .cpsat import BuildStopped, PlanModel
+from .cpsat import PlanModel, check_stop
 from .sat import TOP, CnfPlan
 from .unrolled import Invariants
 
@@ -51,8 +51,7 @@ class CpClauses(PlanModel):
         self.T = horizon
         enc = CnfPlan(task, symmetry=symmetry, invariants=invariants, undo=undo)
         for t in range(horizon):
-            if stop is not None and stop():
-                raise BuildStopped(f"stopped while building step {t} of {horizon}")
+            check_stop(stop, f"building step {t} of {horizon}")
             enc.extend()
         if free_run is not None:
             enc.limit_free_runs(free_run)
@@ -77,8 +76,8 @@ class CpClauses(PlanModel):
         if exact and horizon > 0:
             units.append([-enc.noops[horizon - 1]])
         for i, clause in enumerate(enc.drain() + units):
-            if i % 50_000 == 49_999 and stop is not None and stop():
-                raise BuildStopped(f"stopped while posting the clauses of {horizon} steps")
+            if i % 50_000 == 49_999:
+                check_stop(stop, f"posting the clauses of {horizon} steps")
             self.m.add_bool_or([self.lit(x) for x in clause])
         self.acts = [{k: self.lit(x) for k, x in step.items()} for step in enc.acts]
         if max_cost is not None and max_cost < len(count):

@@ -80,6 +80,12 @@ class BuildStopped(Exception):
     """The ``stop`` callback of a model under construction said so (a limit was reached)."""
 
 
+def check_stop(stop: Callable[[], bool] | None, where: str) -> None:
+    """Raise :class:`BuildStopped` when the build's ``stop`` callback says so."""
+    if stop is not None and stop():
+        raise BuildStopped(f"stopped while {where}")
+
+
 class PlanModel:
     """What the engine reads back from either CP-SAT model: the plan and the model's size.
 
@@ -163,8 +169,7 @@ class CpPlan(PlanModel):
                     self.post[t][v] = self.m.new_int_var_from_domain(
                         cp_model.Domain.FromValues(sorted(s)), f"y{v}_{t}")
         for t in range(horizon + 1):
-            if stop is not None and stop():
-                raise BuildStopped(f"stopped while posting the invariants of step {t} of {horizon}")
+            check_stop(stop, f"posting the invariants of step {t} of {horizon}")
             self._post_invariants(self.x[t])
             if t and grouped:
                 self._post_invariants(self.post[t], grouped)
@@ -173,8 +178,7 @@ class CpPlan(PlanModel):
         self.acts: list[dict[int, Any]] = []
         self.noops: list[Any] = []
         for t in range(horizon):
-            if stop is not None and stop():
-                raise BuildStopped(f"stopped while building step {t} of {horizon}")
+            check_stop(stop, f"building step {t} of {horizon}")
             self._step(t)
         for t in range(1, horizon):
             self.m.add_implication(self.noops[t - 1], self.noops[t])  # noops only at the end
@@ -199,8 +203,7 @@ class CpPlan(PlanModel):
             prefix: Any = 0
             hx = relax_assignments(task.heuristic)
             for t in range(horizon + 1):
-                if stop is not None and stop():
-                    raise BuildStopped(f"stopped while posting the heuristic's cut at step {t} of {horizon}")
+                check_stop(stop, f"posting the heuristic's cut at step {t} of {horizon}")
                 h, _ = self.integer(hx, t)
                 self._add(prefix + h <= self.cost)
                 if unit:
@@ -491,7 +494,6 @@ class CpPlan(PlanModel):
         m.add_exactly_one([*acts.values(), noop])
         self.acts.append(acts)
         self.noops.append(noop)
-
 
 
 def _linear_cmp(op: str, a: Any, b: Any) -> Any:

@@ -48,7 +48,7 @@ schedule; only its plan is used, never its verdict.
 Two CP-SAT models of the unrolled task (option ``encoding``): integer state
 variables (:mod:`puzzleplan.encodings.cpsat`, with the heuristic's cuts) or the
 ``sat`` engine's clauses (:mod:`puzzleplan.encodings.cpclauses`); ``auto`` takes
-the clauses for the proof models when some action costs 0 and no cuts are posted,
+the clauses for the proof models when costs are 0/1 and no cuts are posted,
 the integers otherwise (figures in docs/architecture.md).
 
 Without a plan, the horizon grows until it reaches the number of states of
@@ -77,7 +77,7 @@ after one it undoes, :mod:`puzzleplan.encodings.reversals`), ``linearization`` (
 ``linearization_level``, default 0: no LP relaxation.  The unrolled models are boolean-heavy
 and their LP bound is weak, so the LP's cost per node does not pay; measured against CP-SAT's
 default 1 in docs/architecture.md).  ``encoding`` (``auto``, ``int``, ``clauses``, above) and ``hint``
-(default: on when some action costs 0 and costs are 0/1).
+(default: on when costs are 0/1 with some 0).
 The time limit covers invariant synthesis and model building: each solve gets the time that is left.
 """
 
@@ -204,7 +204,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     proof_encoding = encoding
     if encoding == "auto":
         encoding = "int"
-        proof_encoding = "clauses" if cmin == 0 and not admissible else "int"
+        proof_encoding = "clauses" if task.cost_kind == "01" and not admissible else "int"
     models_by: dict[str, int] = {}
     run.extra["models_by_encoding"] = models_by
     inv = LazyInvariants(task, clock, invariants, symmetry)

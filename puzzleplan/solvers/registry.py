@@ -254,10 +254,10 @@ ENGINES: tuple[Engine, ...] = (
                    "faster on the unrolled models; 2: the most LP)", lo=0, hi=2),
                Opt("encoding", str, "auto", "int: integer state variables (heuristic cuts); clauses: the sat "
                    "engine's clauses, cost counted by a totalizer; auto: clauses for the proof models "
-                   "when some action costs 0 and no cuts are posted, else int",
+                   "of 0/1 costs when no cuts are posted, else int",
                    choices=("auto", "int", "clauses")),
                Opt("hint", bool, None, "start from a plan that bfs finds within a tenth of the time (at "
-                   "most 10 s) as the upper bound to refute (default: when some action costs 0)"),
+                   "most 10 s) as the upper bound to refute (default: on 0/1 costs)"),
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_cpsat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),
