@@ -53,7 +53,9 @@ def _layouts(tmp_path: Path) -> list[tuple[str, object]]:
 
 @pytest.mark.parametrize("encoding", ["int", "clauses"])
 @pytest.mark.parametrize("hint", [True, False])
-def test_both_models_prove_the_reference_optimum(tmp_path: Path, encoding: str, hint: bool) -> None:
+def test_both_models_prove_the_reference_optimum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 encoding: str, hint: bool) -> None:
+    monkeypatch.setattr(cpsat_engine, "HINT_AFTER_S", 0.0)   # unit costs too: the hint at once
     tasks = _gardens(tmp_path, 4, 20261127) + _layouts(tmp_path) + [("walker-2", _walker(2))]
     for name, task in tasks:
         want = reference_optimum(task)
@@ -65,6 +67,7 @@ def test_both_models_prove_the_reference_optimum(tmp_path: Path, encoding: str, 
         check = ref.check_plan(task, r.plan)
         assert check.ok and check.cost == want, name
         assert set(r.stats["models_by_encoding"]) == {encoding}
+        assert ("hint_s" in r.stats) == hint, name
 
 
 def test_auto_takes_clauses_for_proof_models_only_with_zero_cost_actions(tmp_path: Path) -> None:
@@ -73,7 +76,8 @@ def test_auto_takes_clauses_for_proof_models_only_with_zero_cost_actions(tmp_pat
         zero = any(a.cost == 0 for a in task.actions)
         assert r.status == "optimal", name
         models = r.stats["models_by_encoding"]
-        # with zero-cost actions the bfs hint leads straight to the proof model, in clauses
+        # with zero-cost actions the bfs hint leads straight to the proof model, in clauses;
+        # unit costs end here before the hint's time (HINT_AFTER_S) comes
         assert models == ({"clauses": 1} if zero else {"int": models.get("int", 0)}), (name, models)
         assert ("hint_s" in r.stats) == zero, name
 
@@ -148,3 +152,45 @@ def test_the_engine_ends_with_its_bound_when_a_build_is_stopped(monkeypatch: pyt
     r = ENGINES["cpsat"](_K(task), Limits(time_s=60), encoding="int", hint=False)
     assert r.status == "limit" and r.plan is None
     assert r.stats["horizon"] == 5 and "no plan has fewer than" in r.message
+
+
+def test_unit_costs_take_the_hint_when_a_schedule_model_runs_past_its_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schedule's model is cut when the hint falls due; the hint then leads to the proof."""
+    name, task = _layouts(tmp_path)[1]
+    want = reference_optimum(task)
+    monkeypatch.setattr(cpsat_engine, "HINT_AFTER_S", 100.0)
+    real = cpsat_engine._Runner.solve
+    cut: list[float] = []
+
+    def solve(self: object, plan: object, seconds: float | None = None) -> tuple[str, object]:
+        if seconds is not None:   # a schedule model while the hint is due in `seconds`: cut it
+            cut.append(seconds)
+            return "UNKNOWN", None
+        return real(self, plan)
+
+    monkeypatch.setattr(cpsat_engine._Runner, "solve", solve)
+    r = ENGINES["cpsat"](_K(task), Limits(time_s=60))
+    assert len(cut) == 1 and 0 < cut[0] <= 100, cut
+    assert r.status == "optimal" and r.cost == want and "bfs hint" in r.proof, (name, r.message)
+    assert ref.check_plan(task, r.plan).cost == want
+
+
+def test_a_plan_from_a_cut_schedule_model_is_refuted_below(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schedule model cut with a plan (FEASIBLE) gives the upper bound instead of the hint."""
+    name, task = _layouts(tmp_path)[0]
+    want = reference_optimum(task)
+    monkeypatch.setattr(cpsat_engine, "HINT_AFTER_S", 100.0)
+    monkeypatch.setattr(cpsat_engine, "explicit_plan", lambda *a: pytest.fail("the hint was not needed"))
+    real = cpsat_engine._Runner.solve
+
+    def solve(self: object, plan: object, seconds: float | None = None) -> tuple[str, object]:
+        status, solver = real(self, plan)
+        return ("FEASIBLE" if seconds is not None and status == "OPTIMAL" else status), solver
+
+    monkeypatch.setattr(cpsat_engine._Runner, "solve", solve)
+    r = ENGINES["cpsat"](_K(task), Limits(time_s=60))
+    assert r.status == "optimal" and r.cost == want, (name, r.message)
+    assert r.proof.startswith(f"no plan of cost <= {want - 1}") and "hint" not in r.proof, r.proof
+    assert ref.check_plan(task, r.plan).cost == want

@@ -40,10 +40,10 @@ Once a plan of cost ``C`` is known and ``H`` is the horizon within which any
 cheaper loop-free plan fits, the *proof model* only asks "a plan of cost
 ``<= C - 1`` within ``H`` steps?", with no objective (measured much faster to
 refute than a minimising model); a plan found there is cheaper, and the question
-is asked again at its own, shorter, horizon.  With zero-cost actions (and 0/1
-costs) the plan that fixes ``C`` comes by default from a small ``bfs`` run on the
-same kernel (option ``hint``, :func:`explicit_plan`), which spares the horizon
-schedule; only its plan is used, never its verdict.
+is asked again at its own, shorter, horizon.  With unit or 0/1 costs the plan that
+fixes ``C`` comes by default from a small ``bfs`` run on the same kernel (option
+``hint``, :func:`.horizon.explicit_plan`), which spares the horizon schedule; only its
+plan is used, never its verdict.
 
 Two CP-SAT models of the unrolled task (option ``encoding``): integer state
 variables (:mod:`puzzleplan.encodings.cpsat`, with the heuristic's cuts) or the
@@ -77,7 +77,7 @@ after one it undoes, :mod:`puzzleplan.encodings.reversals`), ``linearization`` (
 ``linearization_level``, default 0: no LP relaxation.  The unrolled models are boolean-heavy
 and their LP bound is weak, so the LP's cost per node does not pay; measured against CP-SAT's
 default 1 in docs/architecture.md).  ``encoding`` (``auto``, ``int``, ``clauses``, above) and ``hint``
-(default: on when costs are 0/1 with some 0).
+(default: on for unit and 0/1 costs).
 The time limit covers invariant synthesis and model building: each solve gets the time that is left.
 """
 
@@ -90,8 +90,10 @@ from typing import TYPE_CHECKING, Any
 from ..encodings.runbound import RunBound, cost_lower_bound, horizon_for_cost
 from ..lang.errors import OptionError
 from .horizon import (
+    HINT_AFTER_S,
     LazyInvariants,
     Variant,
+    explicit_plan,
     opt_bool,
     opt_int,
     opt_seconds,
@@ -118,8 +120,11 @@ class _Runner:
         self.extra: dict[str, Any] = {}
         self.figures: dict[str, Any] = {}   # what the progress reports say besides time and conflicts
 
-    def solve(self, plan: CpPlan) -> tuple[str, Any]:
-        """CP-SAT status name and the solver (None when out of time before starting)."""
+    def solve(self, plan: CpPlan, seconds: float | None = None) -> tuple[str, Any]:
+        """CP-SAT status name and the solver (None when out of time before starting).
+
+        ``seconds``: stop sooner than the deadline (status UNKNOWN or FEASIBLE then).
+        """
         from ortools.sat.python import cp_model
 
         self.models += 1
@@ -132,6 +137,8 @@ class _Runner:
         p.num_workers = self.workers
         p.random_seed = self.seed
         p.linearization_level = self.linearization
+        if seconds is not None:
+            left = seconds if left is None else min(left, seconds)
         if left is not None:
             p.max_time_in_seconds = left
         p.catch_sigint_signal = False   # our handlers decide (Stop); CP-SAT took SIGINT as a time limit
@@ -284,15 +291,21 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     # refutes faster than one that also minimises (61 s against > 130 s, docs/architecture.md)
     proving = False
     hint = opt_bool("hint", hint)
-    if hint is None:   # zero-cost actions: the first feasible horizon's minimum proves nothing
-        hint = cmin == 0 and task.cost_kind == "01"
+    if hint is None:
+        hint = task.cost_kind in ("unit", "01")
+    hint = hint and not fixed
+    # zero-cost actions: at once (the first feasible horizon's minimum proves nothing); unit
+    # costs: once the schedule has run a while (its first models are cheap on short plans)
+    hint_at = 0.0 if cmin == 0 else HINT_AFTER_S
     hinted: list[int] | None = None
-    # the run bound first: without it no proof horizon follows from the hint's cost
-    if hint and not fixed and run_length() is not None \
-            and (found := explicit_plan(kernel, clock, run.extra)) is not None and found[0] > 0:
-        best, proving, hinted = found, True, found[1]
-        H = proof_horizon(best[0])
     while True:
+        # the run bound first: without it no proof horizon follows from the hint's cost
+        if hint and best is None and clock.elapsed() >= hint_at:
+            hint = False
+            if run_length() is not None and (found := explicit_plan(kernel, clock, run.extra)) is not None \
+                    and found[0] > 0:
+                best, proving, hinted = found, True, found[1]
+                H = proof_horizon(best[0])
         if clock.out_of_time():
             return out_of_time(H, best)
         run.figures = {"horizon": H, "lower_bound": max(refuted + 1, 0) * cmin}
@@ -304,7 +317,18 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                           objective=not proving)
         except BuildStopped:
             return out_of_time(H, best)
-        status, solver = run.solve(model)
+        # unit costs with the hint still due: the schedule's model stops when it is due
+        due = max(hint_at - clock.elapsed(), 0.05) if hint and best is None else None
+        status, solver = run.solve(model, due)
+        if due is not None and status in ("UNKNOWN", "FEASIBLE") and not clock.out_of_time():
+            hint_at = 0.0   # the hint now, or the plan this model found
+            if status == "FEASIBLE":
+                plan = model.decode(solver)
+                best, proving, hint = (sum(costs[k] for k in plan), plan), True, False
+                if best[0] == 0:
+                    return Result("optimal", "cpsat", 0, plan, run.stats(horizon=H), proof="cost 0")
+                H = proof_horizon(best[0])
+            continue
         if proving and status in ("FEASIBLE", "OPTIMAL"):   # a cheaper plan: prove that one instead
             plan = model.decode(solver)
             cost = sum(costs[k] for k in plan)
@@ -379,33 +403,6 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
             best, H = (cost, plan), max(H + 1, math.ceil(1.5 * H))
             continue
         return zero_cost_result(cost, plan, H)
-
-
-def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any]) -> tuple[int, list[int]] | None:
-    """An upper bound for the proof: a plan from bfs on the same kernel, within a small budget.
-
-    With zero-cost actions the cost minimised at the first feasible horizon proves nothing; it
-    only fixes the horizon of the proof model.  A plan found by 0-1 BFS fixes it too, in a
-    fraction of the time on small tasks (1 s against 21 s of models, docs/architecture.md).  Only
-    the plan is used -- it is replayed like any other -- never bfs's verdict: the lower bound
-    stays this engine's own INFEASIBLE.  Budget: a tenth of the time left (at most 10 s) and
-    a million states; without a plan the horizon schedule runs as usual.
-    """
-    from ..encodings.kernel import Kernel, make_kernel
-    from .bfs import solve as bfs
-
-    if not isinstance(kernel, Kernel):   # called with the task alone (the engine needs no kernel)
-        kernel = make_kernel(kernel.task, "numpy")
-    left = clock.left()
-    budget = 10.0 if left is None else min(10.0, 0.1 * left)
-    t0 = time.perf_counter()
-    rss = None if clock.max_rss is None else clock.max_rss / 2**20
-    r = bfs(kernel, Limits(time_s=budget, max_states=1_000_000, max_rss_mb=rss))
-    extra["hint_s"] = round(time.perf_counter() - t0, 3)
-    if r.plan is None or r.cost is None:
-        return None
-    extra["hint_cost"] = r.cost
-    return r.cost, list(r.plan)
 
 
 def _no_escape(task: Any, H: int, run: Any) -> None:

@@ -24,7 +24,7 @@ from ..encodings.variant import VariantCheck, check_variant
 from ..lang.errors import OptionError
 from ..lang.ops import evaluate
 from ..lang.variant import variant_of
-from .result import Clock
+from .result import Clock, Limits
 
 
 def opt_int(name: str, value: Any, minimum: int = 0) -> int | None:
@@ -200,5 +200,38 @@ def state_bound(task: Any, symmetric: bool) -> int:
     return math.prod(len(vals) for vals in relaxed_fixpoint(task, symmetric=symmetric))
 
 
-__all__ = ["LazyInvariants", "Variant", "opt_bool", "opt_int", "opt_seconds", "run_bound", "state_bound",
-           "undo_pairs_for"]
+# unit costs: the symbolic engines ask bfs for a plan (explicit_plan) once they have run this long
+# without one; before that their own schedule is cheaper (docs/architecture.md, "The bfs hint")
+HINT_AFTER_S = 3.0
+
+
+def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any]) -> tuple[int, list[int]] | None:
+    """An upper bound for a proof: a plan from bfs on the same kernel, within a small budget.
+
+    A symbolic engine spends most of its time finding the first plan (the horizon schedule,
+    and with zero-cost actions a minimum that proves nothing) before the one refutation
+    that matters: "no plan of cost <= C - 1".  bfs (0-1 BFS with zero-cost actions) gives C
+    in a fraction of that time on the tasks it can enumerate (docs/architecture.md, "The
+    bfs hint").  Only the plan is used -- it is replayed like any other -- never bfs's
+    verdict: the lower bound stays the engine's own UNSAT / INFEASIBLE.  Budget: a tenth of
+    the time left (at most 10 s) and a million states; None when no plan came within it.
+    """
+    from ..encodings.kernel import Kernel, make_kernel
+    from .bfs import solve as bfs
+
+    if not isinstance(kernel, Kernel):   # called with the task alone (the engine needs no kernel)
+        kernel = make_kernel(kernel.task, "numpy")
+    left = clock.left()
+    budget = 10.0 if left is None else min(10.0, 0.1 * left)
+    t0 = time.perf_counter()
+    rss = None if clock.max_rss is None else clock.max_rss / 2**20
+    r = bfs(kernel, Limits(time_s=budget, max_states=1_000_000, max_rss_mb=rss))
+    extra["hint_s"] = round(time.perf_counter() - t0, 3)
+    if r.plan is None or r.cost is None:
+        return None
+    extra["hint_cost"] = r.cost
+    return r.cost, list(r.plan)
+
+
+__all__ = ["HINT_AFTER_S", "LazyInvariants", "Variant", "explicit_plan", "opt_bool", "opt_int", "opt_seconds",
+           "run_bound", "state_bound", "undo_pairs_for"]

@@ -35,6 +35,15 @@ literals) and the cost is minimised again, up to a horizon ``H``:
   Cheaper plans found on the way are kept (anytime): a time limit in phase 2
   returns the best plan with status "solved".
 
+The bfs hint (unit costs, option ``hint``, default on): the chain of exact horizons is the
+fastest proof on short plans, but past a few seconds one question beats it ("a plan of
+at most ``C - 1`` steps?", goal at that horizon, noops allowed).  So once the chain has
+run ``HINT_AFTER_S`` seconds, ``bfs`` gets a tenth of the time left for a plan
+(:func:`.horizon.explicit_plan`); with a plan of ``C`` steps the same solver is asked that
+question.  UNSAT proves the plan optimal; a plan found instead is shorter, and the
+question is asked below it.  Only bfs's plan is used, never its verdict; figures in
+docs/architecture.md ("sat's hint").
+
 Unsolvable tasks: a horizon search cannot stop by itself.  It stops with
 "unsolvable" when the goal is impossible in the relaxed value-set
 reachability fixpoint, or when every horizon up to ``N - 1`` is
@@ -56,7 +65,8 @@ run bound; 0 skips it), ``heuristic`` (use the admissible heuristic
 as above), ``invariants`` (2-literal invariants, see
 :func:`puzzleplan.encodings.invariants.mutex_invariants`), ``symmetry`` (canonical
 states for interchangeable objects), ``max_pairs`` (encoding refusal limit), ``undo``
-(default true: no action right after one it undoes, :mod:`puzzleplan.encodings.reversals`).
+(default true: no action right after one it undoes, :mod:`puzzleplan.encodings.reversals`),
+``hint`` (above; default on for unit costs).
 The time limit covers invariant synthesis and encoding; SAT calls run in
 conflict-budgeted slices so that they stop near the deadline.
 """
@@ -74,7 +84,17 @@ from ..encodings.runbound import RunBound, cost_lower_bound, horizon_for_cost
 from ..encodings.sat import TOP, CnfPlan
 from ..encodings.symmetry import concretise
 from ..lang.errors import OptionError
-from .horizon import LazyInvariants, Variant, opt_bool, opt_int, opt_seconds, run_bound, undo_pairs_for
+from .horizon import (
+    HINT_AFTER_S,
+    LazyInvariants,
+    Variant,
+    explicit_plan,
+    opt_bool,
+    opt_int,
+    opt_seconds,
+    run_bound,
+    undo_pairs_for,
+)
 from .result import STOP, Clock, Limits, Result
 from .satsolver import check_solver
 
@@ -167,15 +187,15 @@ MAX_UNARY_COST = 1000
 def solve(kernel: Any, limits: Limits, solver: str = "cadical195", horizon: int | None = None,
           heuristic: bool = False, invariants: bool = True, symmetry: bool = True,
           max_pairs: int = 200_000, run_bound_s: float | None = None, incremental: bool = True,
-          undo: bool = True) -> Result:
+          undo: bool = True, hint: bool | None = None) -> Result:
     with STOP.held():     # pysat's C code must not see SIGINT: the slices poll for it instead
         return _solve(kernel, limits, solver, horizon, heuristic, invariants, symmetry, max_pairs,
-                      run_bound_s, incremental, undo)
+                      run_bound_s, incremental, undo, hint)
 
 
 def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuristic: bool, invariants: bool,
            symmetry: bool, max_pairs: int, run_bound_s: float | None, incremental: bool,
-           undo: bool) -> Result:
+           undo: bool, hint: bool | None) -> Result:
     task = kernel.task
     check_solver("sat", solver)
     horizon = opt_int("horizon", horizon, 1)
@@ -186,6 +206,7 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
     run_bound_s = opt_seconds("run_bound_s", run_bound_s)
     incremental = bool(opt_bool("incremental", incremental))
     undo = bool(opt_bool("undo", undo))
+    hint = opt_bool("hint", hint)
     top = max((a.cost for a in task.actions), default=0)
     if top > MAX_UNARY_COST:
         raise OptionError(f"engine sat counts action costs in unary (up to {MAX_UNARY_COST}); this model "
@@ -204,9 +225,14 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
     costs = [a.cost for a in task.actions]
     unit = task.cost_kind == "unit"
     use_h = bool(heuristic and unit and task.heuristic is not None and task.heuristic_admissible)
+    if hint is None:
+        hint = unit
+    hinted = None
+    if hint and unit and horizon is None and not use_h:
+        hinted = lambda: explicit_plan(kernel, clock, sat.extra)  # noqa: E731
     try:
         return _run(task, enc, sat, clock, costs, unit, use_h, horizon,
-                    lambda: run_bound(task, inv, clock, run_bound_s))
+                    lambda: run_bound(task, inv, clock, run_bound_s), hinted)
     finally:
         sat.solver.delete()
 
@@ -255,7 +281,7 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
 
 
 def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], unit: bool, use_h: bool,
-         cap: int | None, bound_runs: Any) -> Result:
+         cap: int | None, bound_runs: Any, hint: Any = None) -> Result:
     variant = sat.variant or Variant(task, LazyInvariants(task, clock, False, False), clock)
     T = 0
     while True:
@@ -292,6 +318,10 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                           proof=f"UNSAT at horizons 0..{T}")
         if clock.out_of_time():  # horizons 0..T refuted
             return _cut(sat, clock, T, T + 1, costs, f"after horizon {T}{variant.note()}")
+        if hint is not None and clock.elapsed() >= HINT_AFTER_S:
+            found, hint = hint(), None
+            if found is not None and found[0] > 0:
+                return _refute_below(task, enc, sat, clock, *found, refuted=T)
         if clock.progress is not None:
             clock.report(horizon=T + 1, lower_bound=(T + 1) * min(costs), conflicts=sat._conflicts(),
                          solver_calls=sat.calls)
@@ -399,6 +429,53 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
            else f"zero-cost actions exist and {runs.describe()} within {runs.seconds:.1f} s")
     return Result("solved", "sat", cost, plan, stats,
                   message=f"cost {cost} is the least over plans of at most {H} steps; {why}")
+
+
+def _refute_below(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, cost: int, plan: list[int],
+                  refuted: int) -> Result:
+    """Unit costs, horizons ``0..refuted`` refuted and a plan of ``cost`` steps in hand (the bfs hint).
+
+    One question remains: "a plan of at most ``cost - 1`` steps?" (goal at that horizon,
+    noops allowed), on the same solver with what it learnt.  UNSAT proves the plan
+    optimal.  A plan found instead is shorter (asserted), and the question is asked again
+    below it.  A limit before the answer leaves the plan, with the chain's bound.
+    """
+    hinted = plan
+    chain = f"UNSAT at horizons 0..{refuted}"
+    while True:
+        H = cost - 1
+        if H <= refuted:
+            return Result("optimal", "sat", cost, plan, sat.stats(horizon=refuted),
+                          proof=chain + ("; the plan came from the bfs hint" if plan is hinted else ""))
+        while enc.horizon < H:
+            if clock.out_of_time():
+                return _unproven(sat, clock, cost, plan, refuted, f"while encoding step {enc.horizon + 1}")
+            if sat.inv is not None and enc.horizon + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
+                enc.add_invariants(sat.inv.get())
+            enc.extend()
+        g = enc.goal(H)
+        sat.figures = {"horizon": H, "best_cost": cost}
+        r = False if g == -TOP else sat.solve([g])
+        if r is None:
+            return _unproven(sat, clock, cost, plan, refuted, f"while refuting plans of at most {H} steps")
+        if not r:
+            source = "; the plan came from the bfs hint" if plan is hinted else ""
+            return Result("optimal", "sat", cost, plan, sat.stats(horizon=H),
+                          proof=f"{chain}; no plan of at most {H} steps (UNSAT at horizon {H}, noops "
+                                f"allowed){source}")
+        new = concretise(task, enc.groups, enc.decode(sat.true_lits(), H))
+        assert len(new) < cost, "a decoded plan is longer than its horizon"
+        plan, cost = new, len(new)
+        if cost == 0:
+            return Result("optimal", "sat", 0, plan, sat.stats(horizon=H), proof="cost 0")
+
+
+def _unproven(sat: _Sat, clock: Clock, cost: int, plan: list[int], refuted: int, where: str) -> Result:
+    """A limit before the last refutation: the plan stands, with the chain's bound."""
+    stats = sat.stats(horizon=refuted, lower_bound=refuted + 1)
+    return Result("solved", "sat", cost, plan, stats,
+                  message=f"{clock.reason()} {where}; no plan has fewer than {refuted + 1} steps "
+                          f"(UNSAT at horizons 0..{refuted})")
 
 
 def _no_escape(task: Any, enc: CnfPlan, sat: _Sat, T: int) -> None:

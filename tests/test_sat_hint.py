@@ -1,0 +1,124 @@
+"""sat's bfs hint: after the horizon chain has run a while, one refutation below a bfs plan.
+
+Judged by the reference semantics (breadth-first over the reference interpreter), on
+seeded random 8-puzzles and 3x3 sliding-block layouts (unit steps): with the switch
+forced at once, sat must prove the reference optimum with a plan the checker accepts.
+The hint is only an upper bound: a plan that is too long must be beaten, not trusted,
+and a limit during the last refutation keeps the chain's bound, never claims more.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from helpers import reference_optimum, sliding_walk, write_klotski, write_sliding
+
+from puzzleplan import api
+from puzzleplan.solvers import ENGINES
+from puzzleplan.solvers import sat as sat_engine
+from puzzleplan.solvers.result import Limits
+from puzzleplan.verify import reference as ref
+
+
+class _K:
+    def __init__(self, task: object):
+        self.task = task
+
+
+def _tasks(tmp_path: Path, seed: int) -> list[tuple[str, object]]:
+    rng = random.Random(seed)
+    goal = [1, 2, 3, 4, 5, 6, 7, 8, 0]
+    out = []
+    for i in range(4):
+        start = sliding_walk(3, goal, rng, rng.randint(6, 24))
+        path = write_sliding(tmp_path / f"eight-{seed}-{i}.txt", start, 3)
+        out.append((path.name, api.load_task("sliding", str(path)).task))
+    shapes = write_klotski(tmp_path / "shapes.txt", ["A.B", "CCD", "E.D"], (3, 3), (0, 2))
+    tall = write_klotski(tmp_path / "tall.txt", ["A.B", "CCB", "D.E"], (3, 3), (2, 2))
+    for p in (shapes, tall):
+        out.append((p.name, api.load_task("klotski", str(p), ["metric=steps"]).task))
+    return out
+
+
+@pytest.mark.parametrize("seed", [20261127, 7])
+def test_the_hint_path_proves_the_reference_optimum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     seed: int) -> None:
+    monkeypatch.setattr(sat_engine, "HINT_AFTER_S", 0.0)   # take the hint after the first horizon
+    for name, task in _tasks(tmp_path, seed):
+        want = reference_optimum(task)
+        assert want is not None, name
+        r = ENGINES["sat"](_K(task), Limits(time_s=60))
+        assert r.status == "optimal" and r.cost == want, (name, r.status, r.cost, r.message)
+        check = ref.check_plan(task, r.plan)
+        assert check.ok and check.cost == want, name
+        if want > 1:   # horizons 0 and 1 leave something to refute: the hint was taken
+            assert "hint_s" in r.stats and r.stats["hint_cost"] == want, name
+            assert "bfs hint" in r.proof, (name, r.proof)
+            assert f"no plan of at most {want - 1} steps" in r.proof, (name, r.proof)   # the whole claim
+
+
+def _dear_plan(task: object) -> tuple[list[int], int]:
+    """An optimal plan from bfs, made two steps longer by a move and its undoing."""
+    from puzzleplan.encodings.kernel import make_kernel
+    from puzzleplan.solvers.bfs import solve as bfs
+
+    best = bfs(make_kernel(task, "numpy"), Limits())
+    assert best.plan
+    back = next(k for k in range(len(task.actions))
+                if ref.check_plan(task, [best.plan[0], k] + list(best.plan)).ok)
+    dear = [best.plan[0], back] + list(best.plan)
+    check = ref.check_plan(task, dear)
+    assert check.ok and check.cost == best.cost + 2
+    return dear, check.cost
+
+
+def test_a_longer_hint_is_beaten_not_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, task = _tasks(tmp_path, 3)[1]
+    want = reference_optimum(task)
+    dear, cost = _dear_plan(task)
+    monkeypatch.setattr(sat_engine, "HINT_AFTER_S", 0.0)
+    monkeypatch.setattr(sat_engine, "explicit_plan", lambda *a: (cost, dear))
+    r = ENGINES["sat"](_K(task), Limits(time_s=60))
+    assert r.status == "optimal" and r.cost == want, r.message
+    assert ref.check_plan(task, r.plan).cost == want
+    assert "bfs hint" not in r.proof
+
+
+def test_a_limit_in_the_last_refutation_keeps_only_the_chains_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, task = _tasks(tmp_path, 5)[2]
+    want = reference_optimum(task)
+    assert want is not None and want >= 4
+    from puzzleplan.solvers.horizon import explicit_plan
+
+    monkeypatch.setattr(sat_engine, "HINT_AFTER_S", 0.0)
+    taken: list[int] = []
+
+    def hint(*args: object) -> tuple[int, list[int]] | None:
+        taken.append(1)
+        return explicit_plan(*args)  # type: ignore[arg-type]
+
+    real_solve = sat_engine._Sat.solve
+
+    def solve(self: object, assumptions: list[int]) -> bool | None:
+        return None if taken else real_solve(self, assumptions)   # the limit strikes after the hint
+
+    monkeypatch.setattr(sat_engine, "explicit_plan", hint)
+    monkeypatch.setattr(sat_engine._Sat, "solve", solve)
+    r = ENGINES["sat"](_K(task), Limits(time_s=60))
+    assert taken
+    assert r.status == "solved" and r.cost == want, (r.status, r.message)
+    assert r.stats["lower_bound"] == 1          # only horizon 0 was refuted before the hint
+    assert "no plan has fewer than 1 steps" in r.message
+    assert ref.check_plan(task, r.plan).ok
+
+
+def test_hint_false_keeps_the_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sat_engine, "HINT_AFTER_S", 0.0)
+    monkeypatch.setattr(sat_engine, "explicit_plan", lambda *a: pytest.fail("hint taken"))
+    _, task = _tasks(tmp_path, 11)[0]
+    r = ENGINES["sat"](_K(task), Limits(time_s=60), hint=False)
+    assert r.status == "optimal" and r.cost == reference_optimum(task)
+    assert r.proof.startswith("UNSAT at horizons 0..") and "hint" not in r.proof
