@@ -135,3 +135,23 @@ def test_at_expected_engine_option_is_the_instances_optimum() -> None:
                 engine_options={"ga": {"preset": "paper", "target": "@expected"}})
     assert runner._engine_kwargs(rs, "ga", None, None, 7) == {"preset": "paper", "target": 7}
     assert runner._engine_kwargs(rs, "ga", None, None, "unsolvable") == {"preset": "paper"}
+
+
+def test_give_up_counts_an_unproven_plan_of_the_expected_cost_as_a_miss(tmp_path, monkeypatch) -> None:
+    """A largest-proven sweep: a ``solved`` plan that happens to cost the optimum proves nothing."""
+    from puzzleplan.solvers.result import Result
+
+    eight = ROOT / "instances" / "sliding" / "eight-depths.txt"
+    p = tmp_path / "g.toml"
+    p.write_text(f'model = "sliding"\nengines = ["bfs"]\nkernel = "numpy"\ngive_up = 2\n'
+                 f'expected = "optimum"\ninstances = [{{ file = "{eight}", header = "optimum" }}]\n',
+                 encoding="utf-8")
+    real = runner.api.solve
+
+    def unproven(*args, **kwargs):   # the same plan, without the proof
+        r = real(*args, **kwargs)
+        return Result("solved", r.engine, r.cost, r.plan, r.stats, message="no proof")
+
+    monkeypatch.setattr(runner.api, "solve", unproven)
+    recs = runner.run_suite(load_suite(str(p)), progress=None)
+    assert [(r["status"], r["match"]) for r in recs] == [("solved", True)] * 2   # then it ends

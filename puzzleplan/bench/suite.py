@@ -34,7 +34,8 @@ Paths inside a suite are relative to the suite file.  Format (bench/README.md):
                                    # repetitions), the seed given to engines that take one (ga, cpsat)
     [[set]]                        # optional: several sets, each overriding the keys above
     give_up = 2                    # per engine: skip the set's later instances after 2 runs in a
-                                   # row that did not match (a "largest solved" sweep, in order)
+                                   # row that did not prove the expected answer (a "largest proven"
+                                   # sweep, in order; a plan of the expected cost is no proof)
     engine_options = { ga = { target = "@expected" } }   # "@expected": the instance's expected value
     [quick]                        # what --quick changes: max_instances, repetitions, time_limit
     [[table]]                      # paper-style Markdown tables of the records (table.py: check_spec)
@@ -112,7 +113,7 @@ class RunSet:
     warmup: int = 0                   # untimed runs per (instance, engine) before the repetitions
     seeds: list[int] | None = None    # one run per seed (instead of ``repetitions``), passed to engines
                                       # that take a seed (ga, cpsat); None: engines' default seed
-    give_up: int | None = None        # per engine: no more instances after this many misses in a row
+    give_up: int | None = None        # per engine: no more instances after this many unproven in a row
     max_memory_mb: float | None = None   # the engine's own data budget (Limits.max_mb)
     isolate: bool = False             # each unit in a fresh process: its own peak RSS, a crash ends one unit
     keep_plan: bool = False           # records carry the plan's action labels
