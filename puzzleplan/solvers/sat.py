@@ -228,11 +228,17 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
     if hint is None:
         hint = unit
     hinted = None
-    if hint and unit and horizon is None and not use_h:
+    if hint and task.cost_kind in ("unit", "01") and horizon is None and not use_h:
         hinted = lambda: explicit_plan(kernel, clock, sat.extra)  # noqa: E731
+    runs: list[RunBound] = []
+
+    def bound_runs() -> RunBound:   # computed once, when first needed
+        if not runs:
+            runs.append(run_bound(task, inv, clock, run_bound_s))
+        return runs[0]
+
     try:
-        return _run(task, enc, sat, clock, costs, unit, use_h, horizon,
-                    lambda: run_bound(task, inv, clock, run_bound_s), hinted)
+        return _run(task, enc, sat, clock, costs, unit, use_h, horizon, bound_runs, hinted)
     finally:
         sat.solver.delete()
 
@@ -283,6 +289,7 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
 def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], unit: bool, use_h: bool,
          cap: int | None, bound_runs: Any, hint: Any = None) -> Result:
     variant = sat.variant or Variant(task, LazyInvariants(task, clock, False, False), clock)
+    hinted: tuple[int, list[int]] | None = None
     T = 0
     while True:
         g = enc.goal(T)
@@ -318,10 +325,16 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                           proof=f"UNSAT at horizons 0..{T}")
         if clock.out_of_time():  # horizons 0..T refuted
             return _cut(sat, clock, T, T + 1, costs, f"after horizon {T}{variant.note()}")
-        if hint is not None and clock.elapsed() >= HINT_AFTER_S:
+        # the hint: with unit costs once the chain has run a while, with zero-cost actions at once
+        if hint is not None and clock.elapsed() >= (HINT_AFTER_S if unit else 0.0):
             found, hint = hint(), None
             if found is not None and found[0] > 0:
-                return _refute_below(task, enc, sat, clock, *found, refuted=T)
+                if unit:
+                    return _refute_below(task, enc, sat, clock, *found, refuted=T)
+                if bound_runs().length is not None:   # the plan's cost then gives a proof horizon
+                    hinted = found
+                    T += 1                             # horizons 0..T-1 refuted, as after a plan at T
+                    break
         if clock.progress is not None:
             clock.report(horizon=T + 1, lower_bound=(T + 1) * min(costs), conflicts=sat._conflicts(),
                          solver_calls=sat.calls)
@@ -329,13 +342,17 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
             enc.add_invariants(sat.inv.get())
         enc.extend()
         T += 1
-    plan = concretise(task, enc.groups, enc.decode(sat.true_lits(), T))
-    cost = sum(costs[k] for k in plan)
-    how = f"UNSAT at horizons 0..{T - 1}" if T else "the initial state is a goal"
-    if use_h and T:
-        how += " (with the admissible heuristic's bound h(s_t) <= T - t)"
-    if unit or cost == 0:
-        return Result("optimal", "sat", cost, plan, sat.stats(horizon=T), proof=how)
+    if hinted is not None:
+        cost, plan = hinted
+    else:
+        plan = concretise(task, enc.groups, enc.decode(sat.true_lits(), T))
+        cost = sum(costs[k] for k in plan)
+        how = f"UNSAT at horizons 0..{T - 1}" if T else "the initial state is a goal"
+        if use_h and T:
+            how += " (with the admissible heuristic's bound h(s_t) <= T - t)"
+        if unit or cost == 0:
+            return Result("optimal", "sat", cost, plan, sat.stats(horizon=T), proof=how)
+    hint_plan = plan
 
     # phase 2: minimise the cost, horizon by horizon from T, up to a horizon long enough
     # for a proof (positive costs; zero-cost runs of known length) or as long as allowed
@@ -363,7 +380,16 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
     tot: ITotalizer | None = None
     counted = 0  # steps whose cost literals the totalizer counts
     interrupted = False
-    while True:
+    if hinted is not None:   # straight to the horizon the proof needs
+        H = target()
+        while enc.horizon < H and not interrupted:
+            interrupted = clock.out_of_time()
+            if sat.inv is not None and enc.horizon + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
+                enc.add_invariants(sat.inv.get())
+            if not interrupted:
+                enc.extend()
+        H = min(H, enc.horizon)
+    while not interrupted:
         inputs = [q for t in range(counted, H) for q in enc.cost_inputs(t)]
         counted = H
         if tot is None:
@@ -402,7 +428,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
             enc.add_invariants(sat.inv.get())
         enc.extend()
         H += 1
-    tot.delete()
+    if tot is not None:
+        tot.delete()
     stats = sat.stats(horizon=H, first_horizon=T, best_found_s=round(found_at, 3))
     if interrupted:
         lower = T * min(costs)
@@ -424,6 +451,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                  f"plan of cost < {cost} has at most {need} steps")
         if runs.free_actions:
             proof += f" (at most {(cost - 1) // cpos} paid steps; {runs.describe()})"
+        if hinted is not None and plan is hint_plan:
+            proof += "; the plan came from the bfs hint"
         return Result("optimal", "sat", cost, plan, stats, proof=proof)
     why = (f"horizon cap {H} is below the {need} steps needed for a proof" if need is not None
            else f"zero-cost actions exist and {runs.describe()} within {runs.seconds:.1f} s")
