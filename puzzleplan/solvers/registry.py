@@ -236,9 +236,9 @@ ENGINES: tuple[Engine, ...] = (
                _RUN_BOUND,
                Opt("incremental", bool, True, "grow one solver (false: a new solver per horizon)"),
                _UNDO,
-               Opt("hint", bool, None, "unit costs: take the plan that bfs finds within a tenth of the "
-                   "time (at most 10 s) and refute one step less in one call, instead of the horizon "
-                   "chain (default: on for unit costs)"),
+               Opt("hint", bool, None, "take the plan that bfs finds within a tenth of the time (at most "
+                   "10 s) as the upper bound to refute: unit costs after 3 s of the horizon chain, 0/1 "
+                   "costs at once (default: on for unit and 0/1 costs)"),
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_sat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),
