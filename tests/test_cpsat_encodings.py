@@ -82,15 +82,21 @@ def test_auto_takes_clauses_for_proof_models_only_with_zero_cost_actions(tmp_pat
         assert ("hint_s" in r.stats) == zero, name
 
 
-def test_a_costlier_hint_is_beaten_not_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hint is only an upper bound: given a plan one unit too dear, cpsat finds the optimum."""
+def dear_walker_plan() -> tuple[object, int, int, list[int]]:
+    """The walker from 0, its optimum, and a valid plan one unit dearer (a step right and back first)."""
     task = _walker(0)
     want = reference_optimum(task)
     acts = {a.name: k for k, a in enumerate(task.actions)}
     dear = [acts["right"], acts["left"]] + [acts["right"]] * 6 + [acts["mark"]] + [acts["left"]] * 6
     check = ref.check_plan(task, dear)
     assert check.ok and check.cost == want + 1
-    monkeypatch.setattr(cpsat_engine, "explicit_plan", lambda *a: (check.cost, dear))
+    return task, want, check.cost, dear
+
+
+def test_a_costlier_hint_is_beaten_not_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hint is only an upper bound: given a plan one unit too dear, cpsat finds the optimum."""
+    task, want, cost, dear = dear_walker_plan()
+    monkeypatch.setattr(cpsat_engine, "explicit_plan", lambda *a: (cost, dear))
     for encoding in ("int", "clauses"):
         r = ENGINES["cpsat"](_K(task), Limits(time_s=60), encoding=encoding, hint=True)
         assert r.status == "optimal" and r.cost == want, (encoding, r.message)
