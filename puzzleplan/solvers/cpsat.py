@@ -293,7 +293,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     hint = opt_bool("hint", hint)
     if hint is None:
         hint = task.cost_kind in ("unit", "01")
-    hint = hint and not fixed
+    hint = hint and not fixed and task.cost_kind in ("unit", "01")   # bfs's plans: unit and 0/1 costs
     # zero-cost actions: at once (the first feasible horizon's minimum proves nothing); unit
     # costs: once the schedule has run a while (its first models are cheap on short plans)
     hint_at = 0.0 if cmin == 0 else HINT_AFTER_S
