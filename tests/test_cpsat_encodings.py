@@ -18,7 +18,7 @@ from test_runbound import _walker
 
 from puzzleplan import api
 from puzzleplan.lang.errors import OptionError
-from puzzleplan.solvers import ENGINES
+from puzzleplan.solvers import ENGINES, horizon
 from puzzleplan.solvers import cpsat as cpsat_engine
 from puzzleplan.solvers.result import Limits
 from puzzleplan.verify import reference as ref
@@ -55,7 +55,7 @@ def _layouts(tmp_path: Path) -> list[tuple[str, object]]:
 @pytest.mark.parametrize("hint", [True, False])
 def test_both_models_prove_the_reference_optimum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  encoding: str, hint: bool) -> None:
-    monkeypatch.setattr(cpsat_engine, "HINT_AFTER_S", 0.0)   # unit costs too: the hint at once
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)   # unit costs too: the hint at once
     tasks = _gardens(tmp_path, 4, 20261127) + _layouts(tmp_path) + [("walker-2", _walker(2))]
     for name, task in tasks:
         want = reference_optimum(task)
@@ -165,7 +165,7 @@ def test_unit_costs_take_the_hint_when_a_schedule_model_runs_past_its_time(
     """The schedule's model is cut when the hint falls due; the hint then leads to the proof."""
     name, task = _layouts(tmp_path)[1]
     want = reference_optimum(task)
-    monkeypatch.setattr(cpsat_engine, "HINT_AFTER_S", 100.0)
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 100.0)
     real = cpsat_engine._Runner.solve
     cut: list[float] = []
 
@@ -187,7 +187,7 @@ def test_a_plan_from_a_cut_schedule_model_is_refuted_below(tmp_path: Path,
     """A schedule model cut with a plan (FEASIBLE) gives the upper bound instead of the hint."""
     name, task = _layouts(tmp_path)[0]
     want = reference_optimum(task)
-    monkeypatch.setattr(cpsat_engine, "HINT_AFTER_S", 100.0)
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 100.0)
     monkeypatch.setattr(cpsat_engine, "explicit_plan", lambda *a: pytest.fail("the hint was not needed"))
     real = cpsat_engine._Runner.solve
 

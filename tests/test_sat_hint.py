@@ -16,7 +16,7 @@ import pytest
 from helpers import reference_optimum, sliding_walk, write_klotski, write_sliding
 
 from puzzleplan import api
-from puzzleplan.solvers import ENGINES
+from puzzleplan.solvers import ENGINES, horizon
 from puzzleplan.solvers import sat as sat_engine
 from puzzleplan.solvers.result import Limits
 from puzzleplan.verify import reference as ref
@@ -45,7 +45,7 @@ def _tasks(tmp_path: Path, seed: int) -> list[tuple[str, object]]:
 @pytest.mark.parametrize("seed", [20261127, 7])
 def test_the_hint_path_proves_the_reference_optimum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      seed: int) -> None:
-    monkeypatch.setattr(sat_engine, "HINT_AFTER_S", 0.0)   # take the hint after the first horizon
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)   # take the hint after the first horizon
     for name, task in _tasks(tmp_path, seed):
         want = reference_optimum(task)
         assert want is not None, name
@@ -78,7 +78,7 @@ def test_a_longer_hint_is_beaten_not_trusted(tmp_path: Path, monkeypatch: pytest
     _, task = _tasks(tmp_path, 3)[1]
     want = reference_optimum(task)
     dear, cost = _dear_plan(task)
-    monkeypatch.setattr(sat_engine, "HINT_AFTER_S", 0.0)
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)
     monkeypatch.setattr(sat_engine, "explicit_plan", lambda *a: (cost, dear))
     r = ENGINES["sat"](_K(task), Limits(time_s=60))
     assert r.status == "optimal" and r.cost == want, r.message
@@ -93,7 +93,7 @@ def test_a_limit_in_the_last_refutation_keeps_only_the_chains_bound(
     assert want is not None and want >= 4
     from puzzleplan.solvers.horizon import explicit_plan
 
-    monkeypatch.setattr(sat_engine, "HINT_AFTER_S", 0.0)
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)
     taken: list[int] = []
 
     def hint(*args: object) -> tuple[int, list[int]] | None:
@@ -116,7 +116,7 @@ def test_a_limit_in_the_last_refutation_keeps_only_the_chains_bound(
 
 
 def test_hint_false_keeps_the_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sat_engine, "HINT_AFTER_S", 0.0)
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)
     monkeypatch.setattr(sat_engine, "explicit_plan", lambda *a: pytest.fail("hint taken"))
     _, task = _tasks(tmp_path, 11)[0]
     r = ENGINES["sat"](_K(task), Limits(time_s=60), hint=False)

@@ -90,10 +90,10 @@ from typing import TYPE_CHECKING, Any
 from ..encodings.runbound import RunBound, cost_lower_bound, horizon_for_cost
 from ..lang.errors import OptionError
 from .horizon import (
-    HINT_AFTER_S,
     LazyInvariants,
     Variant,
     explicit_plan,
+    hint_after,
     opt_bool,
     opt_int,
     opt_seconds,
@@ -290,17 +290,12 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     # at the horizon a proof needs, only "is there a cheaper plan?" is asked: a feasibility model
     # refutes faster than one that also minimises (61 s against > 130 s, docs/architecture.md)
     proving = False
-    hint = opt_bool("hint", hint)
-    if hint is None:
-        hint = task.cost_kind in ("unit", "01")
-    hint = hint and not fixed and task.cost_kind in ("unit", "01")   # bfs's plans: unit and 0/1 costs
-    # zero-cost actions: at once (the first feasible horizon's minimum proves nothing); unit
-    # costs: once the schedule has run a while (its first models are cheap on short plans)
-    hint_at = 0.0 if cmin == 0 else HINT_AFTER_S
+    hint_at = hint_after(task, opt_bool("hint", hint), usable=not fixed)
+    hint = hint_at is not None
     hinted: list[int] | None = None
     while True:
         # the run bound first: without it no proof horizon follows from the hint's cost
-        if hint and best is None and clock.elapsed() >= hint_at:
+        if hint and best is None and clock.elapsed() >= (hint_at or 0.0):
             hint = False
             if run_length() is not None and (found := explicit_plan(kernel, clock, run.extra)) is not None \
                     and found[0] > 0:
@@ -318,7 +313,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         except BuildStopped:
             return out_of_time(H, best)
         # unit costs with the hint still due: the schedule's model stops when it is due
-        due = max(hint_at - clock.elapsed(), 0.05) if hint and best is None else None
+        due = max(hint_at - clock.elapsed(), 0.05) if hint and best is None and hint_at else None
         status, solver = run.solve(model, due)
         if due is not None and status in ("UNKNOWN", "FEASIBLE") and not clock.out_of_time():
             hint_at = 0.0   # the hint now, or the plan this model found

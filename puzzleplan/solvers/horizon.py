@@ -205,6 +205,19 @@ def state_bound(task: Any, symmetric: bool) -> int:
 HINT_AFTER_S = 3.0
 
 
+def hint_after(task: Any, option: bool | None, usable: bool = True) -> float | None:
+    """Seconds after which an engine asks for the bfs hint; None: never.
+
+    The option ``hint`` (None: the default, on) applies where bfs gives plans (unit and 0/1
+    costs) and the engine can use one (``usable``).  With zero-cost actions at once: the
+    first feasible horizon's minimum proves nothing there.  With unit costs after
+    :data:`HINT_AFTER_S`: short plans are proven sooner without it.
+    """
+    if option is False or not usable or task.cost_kind not in ("unit", "01"):
+        return None
+    return HINT_AFTER_S if task.cost_kind == "unit" else 0.0
+
+
 def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any]) -> tuple[int, list[int]] | None:
     """An upper bound for a proof: a plan from bfs on the same kernel, within a small budget.
 
@@ -233,5 +246,5 @@ def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any]) -> tuple[int
     return r.cost, list(r.plan)
 
 
-__all__ = ["HINT_AFTER_S", "LazyInvariants", "Variant", "explicit_plan", "opt_bool", "opt_int", "opt_seconds",
-           "run_bound", "state_bound", "undo_pairs_for"]
+__all__ = ["HINT_AFTER_S", "LazyInvariants", "Variant", "explicit_plan", "hint_after", "opt_bool", "opt_int",
+           "opt_seconds", "run_bound", "state_bound", "undo_pairs_for"]

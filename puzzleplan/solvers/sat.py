@@ -87,10 +87,10 @@ from ..encodings.sat import TOP, CnfPlan
 from ..encodings.symmetry import concretise
 from ..lang.errors import OptionError
 from .horizon import (
-    HINT_AFTER_S,
     LazyInvariants,
     Variant,
     explicit_plan,
+    hint_after,
     opt_bool,
     opt_int,
     opt_seconds,
@@ -208,7 +208,7 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
     run_bound_s = opt_seconds("run_bound_s", run_bound_s)
     incremental = bool(opt_bool("incremental", incremental))
     undo = bool(opt_bool("undo", undo))
-    hint = opt_bool("hint", hint)
+    hint = opt_bool("hint", hint)   # horizon.hint_after: when it is asked for
     top = max((a.cost for a in task.actions), default=0)
     if top > MAX_UNARY_COST:
         raise OptionError(f"engine sat counts action costs in unary (up to {MAX_UNARY_COST}); this model "
@@ -227,11 +227,7 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
     costs = [a.cost for a in task.actions]
     unit = task.cost_kind == "unit"
     use_h = bool(heuristic and unit and task.heuristic is not None and task.heuristic_admissible)
-    if hint is None:   # measured faster on both: docs/architecture.md, "sat's hint"
-        hint = task.cost_kind in ("unit", "01")
-    hinted = None
-    if hint and task.cost_kind in ("unit", "01") and horizon is None and not use_h:
-        hinted = lambda: explicit_plan(kernel, clock, sat.extra)  # noqa: E731
+    hint_at = hint_after(task, hint, usable=horizon is None and not use_h)
     runs: list[RunBound] = []
 
     def bound_runs() -> RunBound:   # computed once, when first needed
@@ -240,7 +236,8 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
         return runs[0]
 
     try:
-        return _run(task, enc, sat, clock, costs, unit, use_h, horizon, bound_runs, hinted)
+        return _run(task, enc, sat, clock, costs, unit, use_h, horizon, bound_runs,
+                    None if hint_at is None else (hint_at, lambda: explicit_plan(kernel, clock, sat.extra)))
     finally:
         sat.solver.delete()
 
@@ -289,7 +286,8 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
 
 
 def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], unit: bool, use_h: bool,
-         cap: int | None, bound_runs: Any, hint: Any = None) -> Result:
+         cap: int | None, bound_runs: Any, hint: tuple[float, Any] | None = None) -> Result:
+    """``hint``: (seconds after which to ask, the call that asks bfs for a plan), or None."""
     variant = sat.variant or Variant(task, LazyInvariants(task, clock, False, False), clock)
     hinted: tuple[int, list[int]] | None = None
     T = 0
@@ -327,13 +325,15 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                           proof=f"UNSAT at horizons 0..{T}")
         if clock.out_of_time():  # horizons 0..T refuted
             return _cut(sat, clock, T, T + 1, costs, f"after horizon {T}{variant.note()}")
-        # the hint: with unit costs once the chain has run a while, with zero-cost actions at once
-        if hint is not None and clock.elapsed() >= (HINT_AFTER_S if unit else 0.0):
-            found, hint = hint(), None
-            if found is not None and found[0] > 0:
-                if unit:
-                    return _refute_below(task, enc, sat, clock, *found, refuted=T)
-                if bound_runs().length is not None:   # the plan's cost then gives a proof horizon
+        # the hint (horizon.hint_after); with zero-cost actions only when the run bound is known,
+        # since only then does the plan's cost give a proof horizon
+        if hint is not None and clock.elapsed() >= hint[0]:
+            ask, hint = hint[1], None
+            if unit or bound_runs().length is not None:
+                found = ask()
+                if found is not None and found[0] > 0:
+                    if unit:
+                        return _refute_below(task, enc, sat, clock, *found, refuted=T)
                     hinted = found
                     T += 1                             # horizons 0..T-1 refuted, as after a plan at T
                     break
