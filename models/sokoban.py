@@ -37,8 +37,10 @@ pushes still needed; and every push is also a move, so it never exceeds the move
 either: admissible for both metrics.  ``bipartite`` takes the larger of that and the goal-side
 sum (each goal's nearest box).  ``matching`` (the default) is the cheapest assignment of boxes
 to distinct goals by per-goal push distances (see ``_matching``: a ``MinAssignment`` node,
-O(K^3) per state); it is never below the other two.  ``prune=freeze`` adds 2x2 freeze deadlocks
-to the dead squares.
+O(K^3) per state); it is never below the other two.  ``prune=freeze`` adds freeze deadlocks
+to the dead squares: no push that completes a 2x2 block of boxes and walls holding a box off
+its goal, or that leaves a box off its goal pinned for good by walls, dead squares and boxes
+pinned in turn (``_blocked``).
 
 Instance files: standard XSB (``#`` wall, `` ``/``-``/``_`` floor, ``$`` box, ``.`` goal,
 ``*`` box on goal, ``@`` player, ``+`` player on goal), several levels per file, each named by
@@ -50,6 +52,7 @@ See docs/models/sokoban.md for why the level is an option and not ``FILE#N``.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from puzzleplan.lang import (
@@ -88,7 +91,8 @@ OPTIONS = [
            choices=("nearest", "bipartite", "matching")),
     Option("level", "1", "which level of the file: its 1-based number or its title"),
     Option("prune", "dead", "'dead' = never push a box onto a dead square; 'freeze' = also never "
-           "complete a 2x2 block of boxes and walls holding a box off its goal; 'none' = no pruning",
+           "leave a box off its goal that can never move again (a full 2x2 block of boxes and walls, "
+           "or boxes pinned by walls, dead squares and each other); 'none' = no pruning",
            choices=("dead", "freeze", "none")),
 ]
 
@@ -289,6 +293,41 @@ def split_cost(metric: str, cost: int) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------------- the model
+FREEZE_DEPTH = 4   # boxes chained through one another that the freeze test follows (2 ** depth leaves)
+
+
+def _blocked(b: Board, c: int, axis: int, walls: frozenset, depth: int, occupied: Callable) -> Expr | bool:
+    """A box on square ``c`` can never again move along ``axis`` (0: left-right, 1: up-down).
+
+    It cannot when, on that axis, a wall (or a square in ``walls``: boxes this proof already
+    holds in place) is beside it: it can neither go there nor have the player push from there;
+    when both neighbours are dead squares, onto which no push is generated; or when a neighbour
+    holds a box that can never move along the *other* axis with ``c`` held in place -- along
+    this one it could only go into ``c`` or be pushed from ``c``.  Every box the argument uses is
+    then pinned by the others, so none of them ever moves (the first to move would need one of
+    them gone).  ``depth`` bounds the chain of boxes followed; past it the answer is "maybe not".
+    """
+    dr, dc = (0, 1) if axis == 0 else (1, 0)
+    ends = [b.step(c, -dr, -dc), b.step(c, dr, dc)]
+    if any(e is None or e in walls for e in ends):
+        return True
+    if all(e not in b.live for e in ends):
+        return True
+    if depth == 0:
+        return False
+    held = walls | {c}
+    parts = []
+    for e in ends:
+        box_there = occupied(e)
+        if box_there is False:
+            continue
+        pinned = _blocked(b, e, 1 - axis, held, depth - 1, occupied)
+        if pinned is not False:
+            parts.append(pinned if box_there is True else And(box_there, pinned) if pinned is not True
+                         else box_there)
+    return Or(*parts) if parts else False
+
+
 def _matching(b: Board, box: list, far: int) -> Expr:
     """Minimum-cost assignment of boxes to distinct goals, by per-goal push distances.
 
@@ -343,6 +382,24 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
             out.append(And(full, off))
         return out
 
+    def frozen_off_goal(to: int, at: int) -> list:
+        """For a box pushed from ``at`` onto ``to``: conditions that some box off its goal is then
+        frozen for good (docs/models/sokoban.md, "Freeze deadlocks"): the pushed box, or a box
+        beside it that the push pins.  Each is a proof by :func:`_blocked` on both axes."""
+        def occupied(x: int) -> Expr | bool:
+            return True if x == to else False if x == at else occ[x]
+
+        out = []
+        for c in [to, *[q for _, dr, dc in DIRS if (q := b.step(to, dr, dc)) is not None and q != at]]:
+            if c in goalset:
+                continue
+            axes = [_blocked(b, c, axis, frozenset(), FREEZE_DEPTH, occupied) for axis in (0, 1)]
+            if any(a is False for a in axes):
+                continue
+            frozen = And(*axes)
+            out.append(frozen if c == to else And(occ[c], frozen))
+        return out
+
     @m.action("push", k=range(K), i=range(n), d=DIRS)
     def push(k: int, i: int, d: tuple[str, int, int]) -> Act | None:
         at = b.step(i, d[1], d[2])
@@ -350,8 +407,8 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
         if at is None or to is None or (prune != "none" and to not in b.live):
             return None
         guard = And(player == i, box[k] == at, Not(occ[to]))
-        if prune == "freeze":
-            guard = And(guard, *[Not(f) for f in frozen_blocks(to, at)])
+        if prune == "freeze":   # a box for good off its goal loses: boxes and goals are as many (parse)
+            guard = And(guard, *[Not(f) for f in frozen_blocks(to, at) + frozen_off_goal(to, at)])
         return Act(guard=guard,
                    effects={player: at, box[k]: to}, cost=push_cost, label=d[0].upper())
 

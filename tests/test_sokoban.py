@@ -145,6 +145,61 @@ def test_freeze_prune_refuses_a_2x2_block_with_a_box_off_goal(tmp_path):
     assert "U" in successors(loaded(tmp_path, ok, "prune=freeze"), ok)
 
 
+# an inner wall above (1,3) and below (3,4): two boxes side by side on row 2 between them pin each
+# other (each holds the other's only way out along the row) without forming a 2x2 block
+PINS = ["#########",
+        "#  #    #",
+        "#@$ $   #",
+        "#   #   #",
+        "# ..    #",
+        "#########"]
+
+
+def test_freeze_prune_refuses_boxes_that_pin_each_other_beyond_a_2x2_block(tmp_path):
+    # pushing right puts the box on (2,3): a wall above it, the box on (2,4) beside it with a
+    # wall below; neither can ever move again, both off their goals.  No 2x2 block is full:
+    # (1,4) and (3,3) are floor
+    assert "R" in successors(loaded(tmp_path, PINS, "prune=dead"), PINS)
+    assert "R" not in successors(loaded(tmp_path, PINS, "prune=freeze"), PINS)
+    # the same push with both squares goals is fine: the pinned boxes are home
+    home = ["#########", "#  #    #", "#@$.*   #", "#   #   #", "#       #", "#########"]
+    assert "R" in successors(loaded(tmp_path, home, "prune=freeze"), home)
+
+
+def test_freeze_prune_refuses_a_push_home_that_pins_a_neighbour_off_its_goal(tmp_path):
+    # the pushed box lands on its goal (2,3), but the box on (2,4) beside it is then pinned off
+    # its goal (wall below it, and along the row the pushed box, pinned by the wall above it)
+    rows = ["#########", "#  #    #", "#@$.$   #", "#   #   #", "# .     #", "#########"]
+    assert "R" in successors(loaded(tmp_path, rows, "prune=dead"), rows)
+    assert "R" not in successors(loaded(tmp_path, rows, "prune=freeze"), rows)
+
+
+@pytest.mark.parametrize("rows", [
+    PINS,
+    ["########",
+     "#   #  #",
+     "# $  $ #",
+     "##  #  #",
+     "#  .. @#",
+     "########"],
+])
+def test_freeze_prune_cuts_only_lost_states(tmp_path, rows):
+    """Every push the freeze test refuses, from every reachable state, leads where no plan is left."""
+    dead = loaded(tmp_path, rows, "prune=dead").task
+    freeze = loaded(tmp_path, rows, "prune=freeze").task
+    hstar = cost_to_go(dead)
+    refused = 0
+    for s in hstar:
+        kept = {ref.canonical(freeze, t) for _, t, _ in ref.successors(freeze, list(s))}
+        for _, t, _ in ref.successors(dead, list(s)):
+            t = ref.canonical(dead, t)
+            if t not in kept:
+                refused += 1
+                assert hstar[t] is None, (s, t)
+    assert refused > 0                                      # the test saw the prune at work
+    assert reference_optimum(freeze) == hstar[ref.canonical(dead, dead.init)]
+
+
 def test_pruning_keeps_the_optimum_and_the_heuristic_never_overestimates(tmp_path):
     rows = ["########",
             "#   .  #",
