@@ -340,9 +340,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
         if clock.progress is not None:
             clock.report(horizon=T + 1, lower_bound=(T + 1) * min(costs), conflicts=sat._conflicts(),
                          solver_calls=sat.calls)
-        if sat.inv is not None and T + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
-            enc.add_invariants(sat.inv.get())
-        enc.extend()
+        _extend(enc, sat)
         T += 1
     if hinted is not None:
         cost, plan = hinted
@@ -386,10 +384,8 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
         H = target()
         while enc.horizon < H and not interrupted:
             interrupted = clock.out_of_time()
-            if sat.inv is not None and enc.horizon + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
-                enc.add_invariants(sat.inv.get())
             if not interrupted:
-                enc.extend()
+                _extend(enc, sat)
         H = min(H, enc.horizon)
     while not interrupted:
         inputs = [q for t in range(counted, H) for q in enc.cost_inputs(t)]
@@ -426,9 +422,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
             break
         if clock.progress is not None:
             clock.report(horizon=H + 1, lower_bound=T * cmin, best_cost=cost, conflicts=sat._conflicts())
-        if sat.inv is not None and H + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
-            enc.add_invariants(sat.inv.get())
-        enc.extend()
+        _extend(enc, sat)
         H += 1
     if tot is not None:
         tot.delete()
@@ -462,6 +456,13 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                   message=f"cost {cost} is the least over plans of at most {H} steps; {why}")
 
 
+def _extend(enc: CnfPlan, sat: _Sat) -> None:
+    """One more step, with the lazy invariants posted first once the next horizon reaches ``EAGER_FROM``."""
+    if sat.inv is not None and enc.horizon + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
+        enc.add_invariants(sat.inv.get())
+    enc.extend()
+
+
 def _refute_below(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, cost: int, plan: list[int],
                   refuted: int) -> Result:
     """Unit costs, horizons ``0..refuted`` refuted and a plan of ``cost`` steps in hand (the bfs hint).
@@ -481,9 +482,7 @@ def _refute_below(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, cost: int, p
         while enc.horizon < H:
             if clock.out_of_time():
                 return _unproven(sat, clock, cost, plan, refuted, f"while encoding step {enc.horizon + 1}")
-            if sat.inv is not None and enc.horizon + 1 >= sat.inv.EAGER_FROM and not enc.invariants:
-                enc.add_invariants(sat.inv.get())
-            enc.extend()
+            _extend(enc, sat)
         g = enc.goal(H)
         sat.figures = {"horizon": H, "best_cost": cost}
         r = False if g == -TOP else sat.solve([g])
