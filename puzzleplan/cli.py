@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "`puzzleplan check-certificate` (docs/certificates.md)")
     s.add_argument("--workers", type=_positive_int, metavar="N",
                    help="bfs, ucs or astar partitioned over N workers (engine dbfs with bfs, cost or "
-                        "f layers; N > 1 runs Ray actors; docs/distributed.md)")
+                        "f layers; N > 1 runs a thread per worker, or Ray actors with -E executor=ray or "
+                        "--ray-address; docs/distributed.md)")
     s.add_argument("--ray-address", metavar="ADDR", help="run dbfs's workers on the Ray cluster at ADDR")
     s.add_argument("--spill-dir", metavar="DIR",
                    help="bfs, ucs, astar (dbfs): spill visited states to sorted runs in DIR when RAM "

@@ -5,8 +5,9 @@ state counts, and a plan the reference checker accepts (``api.solve`` replays it
 8-puzzle's whole space (eight-hardest-a, 31 moves, 181,440 states), bundled Hua Rong Dao layouts
 and seeded random small instances (the generator of test_differential.py), with 1, 2 and 4
 shards, spilling to disk and not.  Most cases use the in-process executor (the shards as objects
-in this process: the same shard code, no Ray start); one module-scoped local Ray with 2 CPUs runs
-the cases that need real workers, a killed worker among them.  Checkpoints: a run broken in the
+in this process: the same shard code, no Ray start) or the thread executor (the shards at once,
+one thread each); one module-scoped local Ray with 2 CPUs runs the cases that need real workers,
+a killed worker among them.  Checkpoints: a run broken in the
 middle of a layer resumes to the same layers and optimum.
 """
 
@@ -24,7 +25,7 @@ from test_differential import cases
 from puzzleplan import api
 from puzzleplan.lang.errors import EXIT_BAD_OPTION, OptionError
 from puzzleplan.solvers.distributed import spill
-from puzzleplan.solvers.distributed.keys import first_rows, key_hash, owner
+from puzzleplan.solvers.distributed.keys import first_rows, group_by, key_hash, owner
 from puzzleplan.solvers.progress import Collect
 from puzzleplan.solvers.result import Limits
 
@@ -87,6 +88,42 @@ def test_enumerate_counts_the_reachable_states(capsys):
     assert doc["engine"] == "dbfs" and doc["stats"]["reachable"] == 181_440 and doc["cost"] == 31
 
 
+@pytest.mark.parametrize("shards", [2, 4])
+def test_threads_agree_with_bfs(eight, tmp_path, shards):
+    """The shards at once, one thread each: the same layers and optimum, spilling or not, bfs and f
+    layers; the default executor for more than one worker on one machine."""
+    loaded, b = eight
+    for spill_on in (False, True):
+        r = dbfs(loaded, tmp_path / str(spill_on), kernel="interpreted", workers=shards, executor="auto",
+                 spill_on=spill_on)
+        same_as_bfs(r, b)
+        assert r.stats["executor"] == "threads" and r.stats["states"] == 181_440
+        assert min(r.stats["worker_expanded"]) > 0.4 * r.stats["expanded"] / (shards / 2)
+    f = dbfs(loaded, kernel="interpreted", workers=shards, executor="threads", order="astar")
+    assert (f.status, f.cost, f.stats["verified"]) == ("optimal", 31, True)
+
+
+def test_threads_resume_after_a_crash_and_stop_at_a_time_limit(eight, tmp_path):
+    loaded, b = eight
+    ck = str(tmp_path / "ck")
+    with pytest.raises(Crash):
+        dbfs(loaded, tmp_path, workers=2, executor="threads", checkpoint=ck, fault=_crash_at(17))
+    r = dbfs(loaded, tmp_path, workers=2, executor="threads", checkpoint=ck, resume=True)
+    same_as_bfs(r, b)
+    assert r.stats["resumed_at_layer"] == 17
+    t = dbfs(loaded, workers=2, executor="threads", limits=Limits(time_s=0.05))
+    assert t.status == "limit" and "lower_bound" in t.stats and "no plan costs less" in t.message
+
+
+def test_workers_flag_runs_threads(capsys):
+    code, out, err = run_cli(["solve", "klotski", f"{FAYAA}#fayaa-002", "-O", "metric=steps", "--kernel",
+                              "interpreted", "--workers", "2", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0, err
+    assert doc["engine"] == "dbfs" and doc["stats"]["executor"] == "threads" and doc["cost"] == 100
+    assert doc["stats"]["verified"] and doc["stats"]["workers"] == 2
+
+
 # ----------------------------------------------------------------------------- Hua Rong Dao layouts
 @pytest.mark.parametrize("rid", ["fayaa-001", "fayaa-002"])
 def test_hua_rong_dao_layouts(tmp_path, rid):
@@ -118,10 +155,13 @@ def _random_sweep(n: int, seed: int, tmp_path: Path, configs) -> None:
         loaded = api.load_task(case.model, str(path), case.options)
         b = api.solve(loaded, "bfs", kernel="numpy")
         for shards, spill_on in configs(i):
-            r = dbfs(loaded, tmp_path / f"{i}-{shards}-{spill_on}", workers=shards, spill_on=spill_on)
+            executor = "threads" if shards > 1 and i % 4 >= 2 else "local"
+            r = dbfs(loaded, tmp_path / f"{i}-{shards}-{spill_on}", workers=shards, spill_on=spill_on,
+                     executor=executor)
             if (r.status, r.cost, r.stats["layers"]) != (b.status, b.cost, b.stats["layers"]) or \
                     (r.plan is not None and not r.stats["verified"]):
-                problems.append(f"{case.name} {case.options} shards={shards} spill={spill_on}: dbfs "
+                problems.append(f"{case.name} {case.options} shards={shards} spill={spill_on} "
+                                f"{executor}: dbfs "
                                 f"{r.status} {r.cost} {r.stats['layers']} bfs {b.status} {b.cost} "
                                 f"{b.stats['layers']}\n{case.text}")
     assert not problems, "\n".join(problems)
@@ -482,6 +522,27 @@ def test_lookups_and_merges_ask_between_runs_and_windows_and_can_be_stopped(tmp_
     v.close()
 
 
+def test_compiled_row_helpers_match_their_numpy_definitions():
+    """owner, first_rows and group_by are compiled (nogil, for the thread executor); each against
+    its plain numpy definition on seeded random keys with many repeats, 1 to 3 words per key."""
+    rng = np.random.default_rng(2026)
+    for W in (1, 2, 3):
+        for n in (0, 1, 2, 7, 3000):
+            K = rng.integers(0, 4, size=(n, W)).astype(np.uint64)
+            K[:, 0] |= rng.integers(0, 2, size=n).astype(np.uint64) << np.uint64(63)   # the top bit too
+            for shards in (1, 2, 3, 16):
+                want = (key_hash(K) % np.uint64(shards)).astype(np.int64) if n else np.zeros(0, np.int64)
+                assert np.array_equal(owner(K, shards), want)
+            rows = np.ascontiguousarray(K).view(np.dtype((np.void, 8 * W))).ravel()
+            _, idx = np.unique(rows, return_index=True)
+            assert np.array_equal(first_rows(K), np.sort(idx))
+            assert np.array_equal(first_rows(K[::2]), first_rows(np.ascontiguousarray(K[::2])))
+            code = rng.integers(0, 5, size=n)
+            order, bounds = group_by(code, 5)
+            assert np.array_equal(order, np.argsort(code, kind="stable"))
+            assert np.array_equal(bounds, np.concatenate([[0], np.cumsum(np.bincount(code, minlength=5))]))
+
+
 def test_hash_spreads_keys_and_marks_first_rows():
     K = np.arange(10_000, dtype=np.uint64).reshape(-1, 1)
     counts = np.bincount(owner(K, 4), minlength=4)
@@ -548,7 +609,7 @@ def test_ray_worker_killed_then_resumed(ray_local, eight, tmp_path):
 
 def test_ray_from_the_command_line(ray_local, capsys):
     code, out, err = run_cli(["solve", "klotski", f"{FAYAA}#fayaa-002", "-O", "metric=steps", "--kernel",
-                              "interpreted", "--workers", "2", "--json"], capsys)
+                              "interpreted", "--workers", "2", "-E", "executor=ray", "--json"], capsys)
     doc = json.loads(out)
     assert code == 0, err
     assert doc["engine"] == "dbfs" and doc["stats"]["executor"] == "ray" and doc["cost"] == 100

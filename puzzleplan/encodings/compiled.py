@@ -324,7 +324,7 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, np.ndarray]:
         f"N_ACTIONS = {n_act}",
         "",
         *helpers,
-        "@njit(cache=True)",
+        "@njit(cache=True, nogil=True)",
         "def expand(S, start, OUT, PAR, ACT, TABS, LO, HI):",
         "    N = S.shape[0]",
         "    V = S.shape[1]",
@@ -346,7 +346,7 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, np.ndarray]:
     ]
     for fname, root in (("goal", task.goal), ("heuristic", task.heuristic)):
         if root is None:
-            src += ["@njit(cache=True)", f"def {fname}(S, OUT, TABS):",
+            src += ["@njit(cache=True, nogil=True)", f"def {fname}(S, OUT, TABS):",
                     "    for i in range(S.shape[0]):", "        OUT[i] = 0", ""]
             continue
         gg = _Gen([root], consts, task.var_bounds)
@@ -355,7 +355,7 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, np.ndarray]:
             sp = _Split(gg, fname[0], budget)
             src += sp.functions([[f"{ind}return {value}"]], value_fn=True)
             src += [
-                "@njit(cache=True)",
+                "@njit(cache=True, nogil=True)",
                 f"def {fname}(S, OUT, TABS):",
                 *sp.decls(),
                 "    for i in range(S.shape[0]):",
@@ -365,7 +365,7 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, np.ndarray]:
             ]
             continue
         src += [
-            "@njit(cache=True)",
+            "@njit(cache=True, nogil=True)",
             f"def {fname}(S, OUT, TABS):",
             *gg.buffer_decls("    "),
             "    for i in range(S.shape[0]):",
@@ -464,18 +464,18 @@ class _Split:
                 self.slot[n] = len(self.slot)
             body = ["    " + ln for ln in piece]
             body += [f"    T[{self.slot[n]}] = {n}" for n in sorted(defined)]
-            src += ["@njit(cache=True)", f"def _{p}pre{j}(S, i, T, B, TABS):",
+            src += ["@njit(cache=True, nogil=True)", f"def _{p}pre{j}(S, i, T, B, TABS):",
                     *self._loads(piece, defined, "    "), *body, ""]
             self.calls.append(f"_{p}pre{j}(S, i, T, B, TABS)")
         if value_fn:
             body = [ln[4:] for ln in blocks[0]]
-            src += ["@njit(cache=True)", f"def _{p}val(S, i, T, B, TABS):",
+            src += ["@njit(cache=True, nogil=True)", f"def _{p}val(S, i, T, B, TABS):",
                     *self._loads(body, set(), "    "), *body, ""]
             self.calls.append(f"_{p}val(S, i, T, B, TABS)")
             return src
         for j, piece in enumerate(self._chunks(blocks)):
             body = [ln[4:] for ln in piece]
-            src += ["@njit(cache=True)", f"def _{p}act{j}(S, i, OUT, PAR, ACT, TABS, T, B, m):",
+            src += ["@njit(cache=True, nogil=True)", f"def _{p}act{j}(S, i, OUT, PAR, ACT, TABS, T, B, m):",
                     *self._loads(body, set(), "    "), *body, "    return m", ""]
             self.calls.append(f"m = _{p}act{j}(S, i, OUT, PAR, ACT, TABS, T, B, m)")
         return src
@@ -486,8 +486,8 @@ def _unpack_source(task: Task) -> list[str]:
     from .packing import layout_for
 
     lay = layout_for(task)
-    out = ["@njit(cache=True)", "def unpack_rows(KEYS, ids, S):", "    for r in range(ids.shape[0]):",
-           "        q = ids[r]"]
+    out = ["@njit(cache=True, nogil=True)", "def unpack_rows(KEYS, ids, S):",
+           "    for r in range(ids.shape[0]):", "        q = ids[r]"]
     out += [f"        k{w} = KEYS[q, {w}]" for w in range(lay.n_words)]
     for v in range(task.n_vars):
         out.append(f"        S[r, {v}] = np.int64((k{int(lay.word[v])} >> np.uint64({int(lay.shift[v])})) "
@@ -516,7 +516,7 @@ def _canon_pack_source(task: Task) -> list[str]:
     lay = layout_for(task)
     V = task.n_vars
     ind = " " * 8
-    out = ["@njit(cache=True)", "def canon_pack(S, K):", "    for i in range(S.shape[0]):"]
+    out = ["@njit(cache=True, nogil=True)", "def canon_pack(S, K):", "    for i in range(S.shape[0]):"]
     out += [f"{ind}x{v} = S[i, {v}]" for v in range(V)]
     for gi, group in enumerate(task.groups):
         arity = len(group[0])

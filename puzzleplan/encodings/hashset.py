@@ -13,7 +13,7 @@ import numba as nb
 import numpy as np
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def hash_row(K, i, W) -> np.uint64:  # pragma: no cover - compiled
     h = np.uint64(0x9E3779B97F4A7C15)
     for w in range(W):
@@ -23,7 +23,7 @@ def hash_row(K, i, W) -> np.uint64:  # pragma: no cover - compiled
     return h
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def insert_rows(slots, keys, size, K, ids, new) -> int:  # pragma: no cover - compiled
     """Insert rows of K; ids[i] = id of the row's state, new[i] = whether it was absent."""
     for i in range(K.shape[0]):
@@ -31,13 +31,13 @@ def insert_rows(slots, keys, size, K, ids, new) -> int:  # pragma: no cover - co
     return size
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def lookup_rows(slots, keys, K, ids) -> None:  # pragma: no cover - compiled
     for i in range(K.shape[0]):
         ids[i] = slots[_probe(slots, keys, K, i)]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def rehash(slots, keys, size) -> None:  # pragma: no cover - compiled
     W = keys.shape[1]
     mask = np.uint64(slots.shape[0] - 1)
@@ -49,7 +49,7 @@ def rehash(slots, keys, size) -> None:  # pragma: no cover - compiled
 
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def insert_one(slots, keys, size, K, r) -> tuple[int, bool, int]:  # pragma: no cover - compiled
     """Insert row r of K: (id, was_new, new size)."""
     s = _probe(slots, keys, K, r)
@@ -62,7 +62,7 @@ def insert_one(slots, keys, size, K, r) -> tuple[int, bool, int]:  # pragma: no 
     return size, True, size + 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _probe(slots, keys, K, r) -> int:  # pragma: no cover - compiled
     """The slot holding row r's key, or the empty slot where it belongs (linear probing)."""
     W = K.shape[1]
@@ -82,7 +82,7 @@ def _probe(slots, keys, K, r) -> int:  # pragma: no cover - compiled
         s = (s + np.uint64(1)) & mask
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def insert_new(slots, keys, size, K, n, par, act, PARENT, ACTION, NEW) -> tuple[int, int]:  # noqa: E501
     """Insert the first n rows of K; record parent/action of new states; NEW gets their ids.
 
@@ -98,7 +98,7 @@ def insert_new(slots, keys, size, K, n, par, act, PARENT, ACTION, NEW) -> tuple[
     return size, count
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def visit_config(slots, keys, size, K, r, mask, DIST, d, slack, scratch) -> tuple[bool, int]:  # noqa: E501
     """Dominance test on configurations (keys with aux bits masked out).
 

@@ -112,7 +112,7 @@ from .packing import object_key
 U = np.uint64
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _run(P, S, start, OUT, PAR, ACT, VALS, pc0, reg, values):  # pragma: no cover - compiled
     """Run the stream from ``pc0`` to its HALT (and the subroutines it calls) for each row from
     ``start``.
@@ -340,7 +340,7 @@ def _run(P, S, start, OUT, PAR, ACT, VALS, pc0, reg, values):  # pragma: no cove
     return m, N
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, nogil=True, inline="always")
 def _emitset(P, R, OUT, PAR, ACT, m, i, V, q, n):  # pragma: no cover - compiled
     """EMITSET: n actions' successor rows of state i from row m: per action its number, its
     write count, then (variable, register) pairs.  Returns the next row."""
@@ -358,7 +358,7 @@ def _emitset(P, R, OUT, PAR, ACT, m, i, V, q, n):  # pragma: no cover - compiled
     return m
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _registers(P):  # pragma: no cover - compiled
     """Registers with the constants loaded, their stamps, and (MinAssignment's scratch buffer,
     the return stack of the subroutine calls)."""
@@ -371,7 +371,7 @@ def _registers(P):  # pragma: no cover - compiled
     return R, ST, np.zeros(P[H_SCRATCH], dtype=np.int64), np.zeros(P[H_NSUB], dtype=np.int64)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def expand(S, start, OUT, PAR, ACT, P, LO, HI):  # pragma: no cover - compiled
     """Successors of rows ``start..``: the compiled kernel's ``expand`` contract (``(m, next row)``;
     ``m < 0``: row ``-1 - m`` of OUT lies outside the domains)."""
@@ -383,7 +383,7 @@ def expand(S, start, OUT, PAR, ACT, P, LO, HI):  # pragma: no cover - compiled
     return m, nxt
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _values(S, P, pc0, reg):  # pragma: no cover - compiled
     out = np.empty(S.shape[0], dtype=np.int64)
     none2 = np.empty((0, S.shape[1]), dtype=np.int64)
@@ -392,7 +392,7 @@ def _values(S, P, pc0, reg):  # pragma: no cover - compiled
     return out
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def goal(S, OUT, P):  # pragma: no cover - compiled
     """The goal of each row.  A goal that is one configuration (``ALLEQK`` over variables, then
     HALT: the common shape) is tested on the rows directly, without the interpreter's per-state
@@ -413,19 +413,19 @@ def goal(S, OUT, P):  # pragma: no cover - compiled
         OUT[i] = vals[i] != 0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def heuristic(S, OUT, P):  # pragma: no cover - compiled
     vals = _values(S, P, P[H_HEUR_START], P[H_HEUR_REG])
     for i in range(S.shape[0]):
         OUT[i] = vals[i]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def n_actions(P):  # pragma: no cover - compiled
     return P[H_NACT]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def canon_pack(P, S, K):  # pragma: no cover - compiled
     """Canonicalise (sort the interchangeable groups) and pack each row: the generated
     ``canon_pack`` of a compiled kernel, with the layout and groups read from the program.
@@ -483,7 +483,7 @@ def canon_pack(P, S, K):  # pragma: no cover - compiled
         _pack_row(X, K, i, V, lov, word, shift)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, nogil=True, inline="always")
 def _pack_row(X, K, i, V, lov, word, shift):  # pragma: no cover - compiled
     """Row ``i`` of K from the values X.  A word is built in a local and stored once:
     ``layout_for`` packs the variables in order, so a word's variables are consecutive (a store
@@ -505,7 +505,7 @@ def _pack_row(X, K, i, V, lov, word, shift):  # pragma: no cover - compiled
     K[i, w] = acc
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _layout(P, V, lay):  # pragma: no cover - compiled
     """The packing layout's lows, words and shifts, copied out of the program once per call."""
     lov = np.empty(V, dtype=np.int64)
@@ -518,7 +518,7 @@ def _layout(P, V, lay):  # pragma: no cover - compiled
     return lov, word, shift
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def unpack_rows(P, KEYS, ids, S):  # pragma: no cover - compiled
     """Decode the keys of the given state ids (the generated ``unpack_rows``)."""
     V = P[H_NV]

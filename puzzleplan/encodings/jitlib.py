@@ -6,7 +6,7 @@ import numba as nb
 import numpy as np
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _tab(T, off, size, i, d):  # pragma: no cover - compiled
     """Total lookup in the table at ``T[off:off+size]``: ``d`` outside (the language's semantics)."""
     if 0 <= i < size:
@@ -14,7 +14,7 @@ def _tab(T, off, size, i, d):  # pragma: no cover - compiled
     return d
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _tab8(T, off, size, i, d):  # pragma: no cover - compiled
     """Total lookup in a table of bytes packed 8 to a word from ``T[off]`` (little-endian):
     how a large table of small values (a pattern database) lives in the int64 ``TABS``."""
@@ -23,7 +23,7 @@ def _tab8(T, off, size, i, d):  # pragma: no cover - compiled
     return d
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _emit(S, i, OUT, PAR, ACT, m, k):  # pragma: no cover - compiled
     """Start successor row m as a copy of state i, produced by action k."""
     for j in range(S.shape[1]):
@@ -32,7 +32,7 @@ def _emit(S, i, OUT, PAR, ACT, m, k):  # pragma: no cover - compiled
     ACT[m] = k
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _first_outside(OUT, m, LO, HI):  # pragma: no cover - compiled
     """First successor row with a value outside its variable's domain, or -1."""
     for r in range(m):
@@ -42,7 +42,7 @@ def _first_outside(OUT, m, LO, HI):  # pragma: no cover - compiled
     return -1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _bit(bits, size, i, d):  # pragma: no cover - compiled
     """Element lookup in a bit-parallel view: bit i of ``bits``, ``d`` outside 0..size-1."""
     if 0 <= i < size:
@@ -50,7 +50,7 @@ def _bit(bits, size, i, d):  # pragma: no cover - compiled
     return d
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _assign(C, n):  # pragma: no cover - compiled
     """Cheapest assignment of n rows to distinct columns, costs ``C[i*n + j]`` (Hungarian, O(n^3)).
 
@@ -102,7 +102,7 @@ def _assign(C, n):  # pragma: no cover - compiled
     return total
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def assign_rows(M, n) -> np.ndarray:  # pragma: no cover - compiled
     """``_assign`` for every row of M (one flattened n x n cost matrix per row)."""
     out = np.empty(M.shape[0], dtype=np.int64)

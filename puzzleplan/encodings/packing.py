@@ -73,7 +73,7 @@ def unpack_np(K: np.ndarray, lay: Layout) -> np.ndarray:
     return cols.astype(np.int64) + lay.lo
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def pack_nb(S, lo, word, shift, n_words, K) -> None:  # pragma: no cover - compiled
     for i in range(S.shape[0]):
         for w in range(n_words):
@@ -82,14 +82,14 @@ def pack_nb(S, lo, word, shift, n_words, K) -> None:  # pragma: no cover - compi
             K[i, word[j]] |= np.uint64(S[i, j] - lo[j]) << shift[j]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def unpack_nb(K, lo, word, shift, mask, S) -> None:  # pragma: no cover - compiled
     for i in range(K.shape[0]):
         for j in range(S.shape[1]):
             S[i, j] = np.int64((K[i, word[j]] >> shift[j]) & mask[j]) + lo[j]
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, nogil=True, inline="always")
 def object_key(row, obj_vars, o, arity, lo, span) -> int:  # pragma: no cover - compiled
     """Object ``o``'s value tuple in state ``row`` as one mixed-radix number: the order in which
     canonicalisation sorts a group's objects (this and ``interp.canon_pack``).  Inlined into its
@@ -101,7 +101,7 @@ def object_key(row, obj_vars, o, arity, lo, span) -> int:  # pragma: no cover - 
     return k
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def canonicalise_nb(S, obj_vars, grp_start, arity, lo, span) -> None:  # pragma: no cover - compiled
     """Sort each group's objects by their value tuples (insertion sort: groups are small)."""
     n_groups = grp_start.shape[0] - 1

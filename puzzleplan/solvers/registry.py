@@ -199,8 +199,9 @@ ENGINES: tuple[Engine, ...] = (
                    "visited states to sorted runs on disk, checkpointed per layer (docs/distributed.md)",
            transition=Mode("distributed:solve", EXPLICIT, (
                Opt("workers", int, 1, "shards, one per worker (also set by --workers)", lo=1, hi=4096),
-               Opt("executor", str, "auto", "where shards run: local (this process), ray (one actor each), "
-                   "auto (ray when workers > 1 or a Ray address is given)", choices=("auto", "local", "ray")),
+               Opt("executor", str, "auto", "where shards run: local (this process, one after the other), "
+                   "threads (this process, one thread each), ray (one actor each), auto (ray with a Ray "
+                   "address, else threads when workers > 1)", choices=("auto", "local", "threads", "ray")),
                Opt("ray_address", str, "", "Ray cluster to join (also set by --ray-address; empty: a "
                    "local Ray)"),
                Opt("spill_dir", str, "", "spill visited states to sorted runs here (also set by "

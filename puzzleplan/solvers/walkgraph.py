@@ -128,7 +128,7 @@ def bfs_numpy(dist: np.ndarray, frontier: np.ndarray, en: np.ndarray, src: np.nd
         frontier = new
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _bfs_nb(dist, frontier, en, out_start, out_edges, dst):  # noqa: ANN001, ANN202
     n, size = dist.shape
     queue = np.empty(size, dtype=np.int64)

@@ -67,7 +67,7 @@ BFS_RET_CLOCK = 4         # the budget of expansions is spent: read the clock an
 BFS_RET_STATE_LIMIT = 5   # the states stored reached BFS_MAX_STATES with more to store
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bfs_run(st, KEYS, SLOTS, PARENT, ACTION, COSTS, TABS, LO, HI,  # pragma: no cover - compiled
             WORK, NEXT, CK, CP, CA, LAYERS, S, G, OUT, PAR, ACT, K, budget,
             CKEYS, CSLOTS, CDIST, CM, SCR) -> int:

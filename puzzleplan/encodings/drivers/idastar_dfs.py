@@ -29,7 +29,7 @@ DFS_DEPTH_CAP = 3     # the path arrays are full
 DFS_DOMAIN = 4        # a successor of path[depth] lies outside a variable's domain
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def idastar_dfs(TABS, LO, HI, costs, bound, budget, st, path, gs, acts,  # pragma: no cover - compiled
                 succ, sacts, cnt, cur, par, hbuf, full_path_check) -> None:
     d = st[DFS_DEPTH]

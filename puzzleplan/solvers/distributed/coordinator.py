@@ -17,12 +17,12 @@ from ...lang.errors import EXIT_OUTPUT, OptionError, PuzzleError
 from ..plan import concretise
 from ..result import Clock, Limits, Result
 from . import checkpoint as ckpt
-from .executors import LocalExecutor, RayExecutor, Stopped, WorkerLost, wall_deadline
+from .executors import LocalExecutor, RayExecutor, Stopped, ThreadExecutor, WorkerLost, wall_deadline
 from .keys import owner
 from .shard import CHUNK, ORDERS, ROUND, ShardConfig
 
 DEFAULT_SPILL_MB = 1024.0   # per worker, when spilling without --max-memory or -E spill_mb
-EXECUTORS = ("auto", "local", "ray")
+EXECUTORS = ("auto", "local", "threads", "ray")
 
 
 def bytes_per_state(n_words: int) -> int:
@@ -54,7 +54,10 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
         # api.solve's compile warm-up (a forked child runs the engine for one state): nothing to
         # distribute, spill or save there
         workers, executor, ray_address, spill_dir, checkpoint, resume = 1, "local", "", "", "", False
-    kind = executor if executor != "auto" else ("ray" if workers > 1 or ray_address else "local")
+    # auto: a Ray address means the cluster; otherwise threads (one machine: no actor start-up, a
+    # thread hand-off per round instead of a Ray call, docs/distributed.md "Measured")
+    kind = executor if executor != "auto" else (
+        "ray" if ray_address else "threads" if workers > 1 else "local")
     clock = Clock(limits)
     manifest = ckpt.prepare_dir(checkpoint, resume, task) if checkpoint else None
     budget = None
@@ -80,6 +83,8 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
         cfg.pending_bytes = max(1 << 8, int(mb * 2**20) // 4)
     if kind == "local":
         ex: Any = LocalExecutor(kernel, cfg)
+    elif kind == "threads":
+        ex = ThreadExecutor(kernel, cfg)
     else:
         ex = RayExecutor(cfg, task_source, kernel.backend, ray_address)
     try:

@@ -42,7 +42,7 @@ import numpy as np
 
 from ...encodings.kernel import Kernel
 from . import checkpoint
-from .keys import first_rows, owner
+from .keys import first_rows, group_by, owner, warm
 from .pending import Pending
 from .spill import Visited
 
@@ -74,6 +74,7 @@ class ShardConfig:
 
 class Shard:
     def __init__(self, index: int, kernel: Kernel, cfg: ShardConfig):
+        warm()
         self.index = index
         self.kernel = kernel
         self.cfg = cfg
@@ -162,8 +163,7 @@ class Shard:
                 step = step + k.heuristic(succ) - k.heuristic(S)[par]
                 info["inconsistent"] += int(np.count_nonzero(step < 0))
             code = 2 * owner(K, n) + (step != 0)    # per shard: zero-cost first, then the others
-            order = np.argsort(code, kind="stable")
-            bounds = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=2 * n))])
+            order, bounds = group_by(code, 2 * n)
             K, P, A, step = K[order], P[order], A[order], step[order]
             for c in range(2 * n):
                 a, b = bounds[c], bounds[c + 1]
