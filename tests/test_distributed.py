@@ -25,9 +25,10 @@ from test_differential import cases
 from puzzleplan import api
 from puzzleplan.lang.errors import EXIT_BAD_OPTION, OptionError
 from puzzleplan.solvers.distributed import spill
-from puzzleplan.solvers.distributed.keys import first_rows, group_by, key_hash, owner
+from puzzleplan.solvers.distributed.keys import first_rows, key_hash, owner, route
 from puzzleplan.solvers.progress import Collect
 from puzzleplan.solvers.result import Limits
+from puzzleplan.solvers.visited import StateTable
 
 EIGHT = str(ROOT / "instances/sliding/eight.txt")
 HARDEST = f"{EIGHT}#eight-hardest-a"
@@ -523,7 +524,7 @@ def test_lookups_and_merges_ask_between_runs_and_windows_and_can_be_stopped(tmp_
 
 
 def test_compiled_row_helpers_match_their_numpy_definitions():
-    """owner, first_rows and group_by are compiled (nogil, for the thread executor); each against
+    """owner, first_rows and route are compiled (nogil, for the thread executor); each against
     its plain numpy definition on seeded random keys with many repeats, 1 to 3 words per key."""
     rng = np.random.default_rng(2026)
     for W in (1, 2, 3):
@@ -537,10 +538,23 @@ def test_compiled_row_helpers_match_their_numpy_definitions():
             _, idx = np.unique(rows, return_index=True)
             assert np.array_equal(first_rows(K), np.sort(idx))
             assert np.array_equal(first_rows(K[::2]), first_rows(np.ascontiguousarray(K[::2])))
-            code = rng.integers(0, 5, size=n)
-            order, bounds = group_by(code, 5)
-            assert np.array_equal(order, np.argsort(code, kind="stable"))
-            assert np.array_equal(bounds, np.concatenate([[0], np.cumsum(np.bincount(code, minlength=5))]))
+            table = StateTable(W, 16)                      # with a table: its keys are skipped too
+            table.insert(rng.integers(0, 4, size=(n // 3, W)).astype(np.uint64))
+            unseen = np.flatnonzero(table.lookup(K) < 0)
+            assert np.array_equal(first_rows(K, table), unseen[first_rows(K[unseen])])
+            Kw = rng.integers(0, 1 << 40, size=(max(n, 1), W)).astype(np.uint64)
+            par = rng.integers(0, Kw.shape[0], size=n)
+            act = rng.integers(0, 9, size=n)
+            step = rng.integers(0, 2, size=n) * rng.integers(1, 4, size=n)
+            for shards in (1, 3):
+                code = 2 * owner(K, shards) + (step != 0)
+                order = np.argsort(code, kind="stable")
+                OK, OP, OA, OS, bounds = route(K, Kw, par, act, step, shards)
+                assert np.array_equal(OK, K[order]) and np.array_equal(OP, Kw[par][order])
+                assert np.array_equal(OA, act[order]) and OA.dtype == np.int32
+                assert np.array_equal(OS, step[order])
+                sizes = np.bincount(code, minlength=2 * shards)
+                assert np.array_equal(bounds, np.concatenate([[0], np.cumsum(sizes)]))
 
 
 def test_hash_spreads_keys_and_marks_first_rows():

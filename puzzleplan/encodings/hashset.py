@@ -82,6 +82,9 @@ def _probe(slots, keys, K, r) -> int:  # pragma: no cover - compiled
         s = (s + np.uint64(1)) & mask
 
 
+probe = _probe    # for other compiled helpers over a table (solvers/distributed/keys.py)
+
+
 @nb.njit(cache=True, nogil=True)
 def insert_new(slots, keys, size, K, n, par, act, PARENT, ACTION, NEW) -> tuple[int, int]:  # noqa: E501
     """Insert the first n rows of K; record parent/action of new states; NEW gets their ids.

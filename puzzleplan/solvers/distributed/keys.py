@@ -17,6 +17,12 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ...encodings.hashset import probe
+from ..visited import StateTable
+
+_NO_SLOTS = np.zeros(0, dtype=np.int32)
+_NO_KEYS = np.zeros((0, 1), dtype=np.uint64)
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -74,12 +80,16 @@ def owner(K: np.ndarray, n_shards: int) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _first(K, slots, out):  # pragma: no cover - compiled
-    """Open addressing over a scratch table of row indices: the first row of each distinct key."""
+def _first(K, slots, out, T_slots, T_keys):  # pragma: no cover - compiled
+    """Open addressing over a scratch table of row indices: the first row of each distinct key;
+    rows whose key the state table (``T_slots``, ``T_keys``: hashset.py's layout; empty: none)
+    holds are skipped."""
     W = K.shape[1]
     mask = np.uint64(slots.shape[0] - 1)
     count = 0
     for r in range(K.shape[0]):
+        if T_slots.shape[0] and T_slots[probe(T_slots, T_keys, K, r)] != -1:
+            continue
         s = _row_hash(K, r) & mask
         while True:
             q = slots[s]
@@ -99,38 +109,62 @@ def _first(K, slots, out):  # pragma: no cover - compiled
     return count
 
 
-def first_rows(K: np.ndarray) -> np.ndarray:
-    """Indices (ascending) of the first occurrence of each distinct row of ``K``."""
+def first_rows(K: np.ndarray, table: StateTable | None = None) -> np.ndarray:
+    """Indices (ascending) of the first occurrence of each distinct row of ``K`` -- among the rows
+    whose key ``table`` does not hold, when one is given (one pass: the table's lookup and the
+    removal of repeats at once)."""
     n = K.shape[0]
+    if table is not None and (table.size == 0 or not n):
+        table = None
     if not K.shape[1]:       # keys without words are all the same key
-        return np.arange(min(n, 1), dtype=np.int64)
-    if n <= 1:
+        return np.arange(min(n, 0 if table is not None else 1), dtype=np.int64)
+    if n <= 1 and table is None:
         return np.arange(n, dtype=np.int64)
     slots = np.full(1 << int(2 * n - 1).bit_length(), -1, dtype=np.int64)    # load at most a half
     out = np.empty(n, dtype=np.int64)
-    return out[: _first(np.ascontiguousarray(K, dtype=np.uint64), slots, out)]
+    T_slots, T_keys = (table.slots, table.keys) if table is not None else (_NO_SLOTS, _NO_KEYS)
+    return out[: _first(np.ascontiguousarray(K, dtype=np.uint64), slots, out, T_slots, T_keys)]
 
 
 @nb.njit(cache=True, nogil=True)
-def _groups(code, m, order, bounds):  # pragma: no cover - compiled
-    for c in code:
-        bounds[c + 1] += 1
+def _route(K, Kw, par, act, step, n, OK, OP, OA, OS, bounds):  # pragma: no cover - compiled
+    m = 2 * n
+    code = np.empty(K.shape[0], dtype=np.int64)
+    for r in range(K.shape[0]):
+        c = 2 * np.int64(_row_hash(K, r) % np.uint64(n)) if n > 1 else 0
+        code[r] = c + (1 if step[r] != 0 else 0)
+        bounds[code[r] + 1] += 1
     for c in range(m):
         bounds[c + 1] += bounds[c]
     at = bounds[:m].copy()
-    for i in range(code.shape[0]):
-        c = code[i]
-        order[at[c]] = i
-        at[c] += 1
+    W = K.shape[1]
+    for r in range(K.shape[0]):
+        i = at[code[r]]
+        at[code[r]] += 1
+        for w in range(W):
+            OK[i, w] = K[r, w]
+            OP[i, w] = Kw[par[r], w]
+        OA[i] = act[r]
+        OS[i] = step[r]
 
 
-def group_by(code: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """A stable counting sort of ``code`` (values 0..m-1): the order, and each value's start
-    (``bounds[c]:bounds[c + 1]``) in it."""
-    order = np.empty(code.shape[0], dtype=np.int64)
-    bounds = np.zeros(m + 1, dtype=np.int64)
-    _groups(np.ascontiguousarray(code, dtype=np.int64), m, order, bounds)
-    return order, bounds
+def route(K: np.ndarray, Kw: np.ndarray, par: np.ndarray, act: np.ndarray, step: np.ndarray,
+          n_shards: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Successors grouped for the exchange: by owner, zero-cost ones first within an owner, in
+    their order otherwise (a stable sort on ``2 * owner + (step != 0)``).  Returns the keys, the
+    parents' keys (``Kw[par]``), the actions (int32), the steps, and the groups' bounds
+    (``bounds[c]:bounds[c + 1]`` for code c)."""
+    n = K.shape[0]
+    W = K.shape[1]
+    OK = np.empty((n, W), dtype=np.uint64)
+    OP = np.empty((n, W), dtype=np.uint64)
+    OA = np.empty(n, dtype=np.int32)
+    OS = np.empty(n, dtype=np.int64)
+    bounds = np.zeros(2 * n_shards + 1, dtype=np.int64)
+    _route(np.ascontiguousarray(K, dtype=np.uint64), np.ascontiguousarray(Kw, dtype=np.uint64),
+           np.ascontiguousarray(par, dtype=np.int64), np.ascontiguousarray(act, dtype=np.int64),
+           np.ascontiguousarray(step, dtype=np.int64), n_shards, OK, OP, OA, OS, bounds)
+    return OK, OP, OA, OS, bounds
 
 
 def warm() -> None:
@@ -138,4 +172,8 @@ def warm() -> None:
     K = np.arange(6, dtype=np.uint64).reshape(3, 2)
     owner(K, 2)
     first_rows(K)
-    group_by(np.zeros(2, dtype=np.int64), 2)
+    t = StateTable(2, 16)
+    t.insert(K[:1])
+    first_rows(K, t)
+    z = np.zeros(3, dtype=np.int64)
+    route(K, K, z, z, z, 2)

@@ -42,7 +42,7 @@ import numpy as np
 
 from ...encodings.kernel import Kernel
 from . import checkpoint
-from .keys import first_rows, group_by, owner, warm
+from .keys import first_rows, owner, route, warm
 from .pending import Pending
 from .spill import Visited
 
@@ -155,16 +155,12 @@ class Shard:
             info["generated"] += succ.shape[0]
             if not succ.shape[0]:
                 continue
-            K = k.canon_pack(succ)
-            P = Kw[par]
-            A = act.astype(np.int32)
             step = k.costs[act]
             if self.use_h:
                 step = step + k.heuristic(succ) - k.heuristic(S)[par]
                 info["inconsistent"] += int(np.count_nonzero(step < 0))
-            code = 2 * owner(K, n) + (step != 0)    # per shard: zero-cost first, then the others
-            order, bounds = group_by(code, 2 * n)
-            K, P, A, step = K[order], P[order], A[order], step[order]
+            # per shard: zero-cost first, then the others
+            K, P, A, step, bounds = route(k.canon_pack(succ), Kw, par, act, step, n)
             for c in range(2 * n):
                 a, b = bounds[c], bounds[c + 1]
                 if b > a:
@@ -194,12 +190,12 @@ class Shard:
             # most successors are stored already (a state's parent, its siblings): drop the ones the
             # RAM table knows, so the candidates held until their layer closes stay few; with bfs
             # layers, repeats too (in later layers a repeat may come with a smaller key: kept)
-            keep = np.flatnonzero(self.visited.table.lookup(ok) < 0)
             if self.layered:
+                keep = np.flatnonzero(self.visited.table.lookup(ok) < 0)
                 ol = np.concatenate([b[6] for b in buckets if b[3].shape[0]])
                 self._add_pending(ok[keep], op[keep], oa[keep], ol[keep])
             else:
-                keep = keep[first_rows(ok[keep])]
+                keep = first_rows(ok, self.visited.table)
                 self.pending.add(NEXT, ok[keep], op[keep], oa[keep])
         if not zk.shape[0]:
             return 0
@@ -340,6 +336,8 @@ class Shard:
 
     def _fresh(self, K: np.ndarray) -> np.ndarray:
         """Indices of the rows of ``K`` not stored yet, the first of each distinct row."""
+        if not self.visited.runs:
+            return first_rows(K, self.visited.table)
         idx = np.flatnonzero(self.visited.unseen(K))
         return idx[first_rows(K[idx])]
 
