@@ -10,7 +10,6 @@ objects in Ray's object store and go from actor to actor without passing through
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -65,7 +64,6 @@ class LocalExecutor:
 
 
 SMALL = 4096      # states below which a thread executor's call runs its shards one after the other
-SWITCH_S = 5e-4   # the interpreter's switch interval while a thread executor runs (sys.setswitchinterval)
 
 
 class ThreadExecutor(LocalExecutor):
@@ -86,11 +84,6 @@ class ThreadExecutor(LocalExecutor):
         super().__init__(kernel, cfg)
         self.pool = ThreadPoolExecutor(max_workers=max(1, self.n - 1), thread_name_prefix="puzzleplan-shard")
         self._work = 0     # successors or states the next call will handle, from the last infos
-        # A shard back from compiled code waits for the lock while another runs Python glue, up to
-        # the switch interval (5 ms by default) when the holder does not let go: with a round of a
-        # few ms that is most of the gain.  Shorter while the shards run; restored by close().
-        self._interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._interval, SWITCH_S))
 
     def _map(self, calls: list[Callable[[], Any]]) -> list[Any]:
         """Run the calls at once; every one has ended before this returns or re-raises the first
@@ -131,7 +124,6 @@ class ThreadExecutor(LocalExecutor):
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
-        sys.setswitchinterval(self._interval)
         super().close()
 
 
