@@ -33,6 +33,8 @@ A shard only ever talks to the coordinator; the buckets travel between shards on
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +54,7 @@ ROUND = 1 << 20   # states expanded per round at most: bounds the buckets held u
 # zero-cost keys, parents, actions; the others' keys, parents, actions and layers (empty with bfs)
 Bucket = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 ORDERS = ("bfs", "ucs", "astar")
+_ONE_PREPARE = threading.Lock()   # see Shard.prepare
 NEXT = 0    # bfs layers: the pending key of the next layer's candidates (there is only that one)
 
 
@@ -227,7 +230,15 @@ class Shard:
         The candidates are checked against the stored states in batches of about half
         ``cfg.pending_bytes`` (when set), so that a layer read back from disk is never held whole
         before its known states are dropped; the first occurrence of each key is kept, as in
-        one batch."""
+        one batch.
+
+        With a spill directory, one shard of a process prepares at a time: prepared batches are
+        sized to a shard's share of ``--max-memory``, and shards running as threads would
+        otherwise hold theirs at once (a 600 MiB two-thread run peaked at 680-700 MiB)."""
+        with _ONE_PREPARE if self.visited.dir is not None else contextlib.nullcontext():
+            return self._prepare(key)
+
+    def _prepare(self, key: int | None) -> int:
         if self.layered:
             parts = self.pending.take(key) if key is not None else iter(())
         else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -224,18 +225,19 @@ class Visited:
         fresh = self.table.lookup(K) < 0
         if not self.runs or not fresh.any():
             return fresh
-        idx = np.flatnonzero(fresh)
-        h = key_hash(K[idx])
-        order = np.argsort(h, kind="stable")
-        idx, h = idx[order], h[order]
-        for run in self.runs:
-            if self.between is not None:
-                self.between()
-            hit = run.positions(h, K[idx]) >= 0
-            fresh[idx[hit]] = False
-            idx, h = idx[~hit], h[~hit]
-            if not idx.size:
-                break
+        with _ONE_DISK_PASS:
+            idx = np.flatnonzero(fresh)
+            h = key_hash(K[idx])
+            order = np.argsort(h, kind="stable")
+            idx, h = idx[order], h[order]
+            for run in self.runs:
+                if self.between is not None:
+                    self.between()
+                hit = run.positions(h, K[idx]) >= 0
+                fresh[idx[hit]] = False
+                idx, h = idx[~hit], h[~hit]
+                if not idx.size:
+                    break
         return fresh
 
     def find(self, key: np.ndarray) -> tuple[np.ndarray, int] | None:
@@ -283,17 +285,22 @@ class Visited:
         self.act[ids] = A
 
     def spill(self) -> None:
-        """Write the table as one sorted run and start an empty table."""
+        """Write the table as one sorted run and start an empty table.
+
+        One pass over the disk at a time in a process (this, and :meth:`unseen`'s reading of
+        the runs): shards that run as threads would otherwise each hold their windows and copies
+        at once and pass ``--max-memory``; the disk is shared anyway."""
         n = self.table.size
         if n == 0 or self.dir is None:
             return
-        K = self.table.keys[:n]
-        run = write_run(self._stem(), key_hash(K), K, self.pk[:n], self.act[:n])
-        self.runs.append(run)
-        self.spilled_bytes += run.disk_bytes
-        self._fresh_table()
-        if len(self.runs) > MAX_RUNS:
-            self._merge()
+        with _ONE_DISK_PASS:
+            K = self.table.keys[:n]
+            run = write_run(self._stem(), key_hash(K), K, self.pk[:n], self.act[:n])
+            self.runs.append(run)
+            self.spilled_bytes += run.disk_bytes
+            self._fresh_table()
+            if len(self.runs) > MAX_RUNS:
+                self._merge()
 
     def _merge(self) -> None:
         while len(self.runs) > 1:
@@ -316,5 +323,7 @@ class Visited:
         self._seq += 1
         return str(self.dir / f"run-{self._tag}-{self._seq:05d}")
 
+
+_ONE_DISK_PASS = threading.RLock()   # see Visited.spill
 
 __all__ = ["MAX_RUNS", "Run", "Visited", "merge_runs", "write_run"]
