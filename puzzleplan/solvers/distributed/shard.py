@@ -103,6 +103,11 @@ class Shard:
         self.pending = Pending(W, cfg.pending_bytes, spill)
         self.layered = cfg.order != "bfs"
         self.use_h = cfg.order == "astar" and kernel.task.heuristic is not None
+        # bfs: the next layer's candidate batches since the last prepare, and the table's version
+        # (stores so far) when the last one was checked against it -- see _prepare
+        self._version = 0
+        self._batches = 0
+        self._batch_version = -1
 
     # ------------------------------------------------------------------ set-up
     def seed(self, root: np.ndarray) -> int:
@@ -111,7 +116,7 @@ class Shard:
         if int(owner(root, self.n)[0]) != self.index:
             return 0
         P, A = np.zeros_like(root), np.full(1, -1, dtype=np.int32)
-        self.visited.add(root, P, A)
+        self._store(root, P, A)
         self.frontier = root.copy()
         self._note("f", root, P, A)
         return 1
@@ -200,11 +205,13 @@ class Shard:
             else:
                 keep = first_rows(ok, self.visited.table)
                 self.pending.add(NEXT, ok[keep], op[keep], oa[keep])
+                self._batches += 1
+                self._batch_version = self._version
         if not zk.shape[0]:
             return 0
         keep = self._fresh(zk)
         zk, zp, za = zk[keep], zp[keep], za[keep]
-        self.visited.add(zk, zp, za)
+        self._store(zk, zp, za)
         self.work = np.concatenate([self.work, zk]) if self.work.shape[0] else zk
         self._note("z", zk, zp, za)
         return int(zk.shape[0])
@@ -242,6 +249,14 @@ class Shard:
         if self.layered:
             parts = self.pending.take(key) if key is not None else iter(())
         else:
+            batches, self._batches = self._batches, 0
+            if batches <= 1 and self._batch_version == self._version and not self.visited.runs \
+                    and not self.pending.disk:
+                # one batch, checked against this very table (nothing stored since, no runs) and
+                # without repeats when it was filed: it is the next layer as it stands
+                K, P, A = _cat(list(self.pending.take(NEXT)), self.W)
+                self.prepared = (K, P, A)
+                return int(K.shape[0])
             parts = self.pending.take(NEXT)
         cap = self.cfg.pending_bytes
         limit = max(1, cap // 2 // self.pending.row_bytes) if cap else None
@@ -293,7 +308,7 @@ class Shard:
         if finishing:
             self.visited.between = None
         try:
-            self.visited.add(K, P, A)
+            self._store(K, P, A)
         finally:
             self.visited.between = between
         self.frontier = K
@@ -336,6 +351,10 @@ class Shard:
             buckets, info = self.expand(deadline)
         info["new"] = new
         return buckets, info
+
+    def _store(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
+        self.visited.add(K, P, A)
+        self._version += 1
 
     def _check_stop(self) -> None:
         """Between the batches of a long step (a layer read back from disk, candidates filed and
@@ -400,7 +419,7 @@ class Shard:
                 for part, K, P, A in checkpoint.read_delta(directory, name, self.W):
                     mine = owner(K, self.n) == self.index
                     K, P, A = K[mine], P[mine], A[mine]
-                    self.visited.add(K, P, A)
+                    self._store(K, P, A)
                     if i == len(groups) - 1 and part == "f":
                         frontier.append(K)
         self.frontier = np.concatenate(frontier) if frontier else _empty(self.W)
