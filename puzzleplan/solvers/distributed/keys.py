@@ -81,31 +81,18 @@ def owner(K: np.ndarray, n_shards: int) -> np.ndarray:
 
 @nb.njit(cache=True, nogil=True)
 def _first(K, slots, out, T_slots, T_keys):  # pragma: no cover - compiled
-    """Open addressing over a scratch table of row indices: the first row of each distinct key;
-    rows whose key the state table (``T_slots``, ``T_keys``: hashset.py's layout; empty: none)
-    holds are skipped."""
-    W = K.shape[1]
-    mask = np.uint64(slots.shape[0] - 1)
+    """The first row of each distinct key, by a scratch hash table of row indices (hashset.py's
+    layout, over K itself); rows whose key the state table (``T_slots``, ``T_keys``; empty:
+    none) holds are skipped."""
     count = 0
     for r in range(K.shape[0]):
         if T_slots.shape[0] and T_slots[probe(T_slots, T_keys, K, r)] != -1:
             continue
-        s = _row_hash(K, r) & mask
-        while True:
-            q = slots[s]
-            if q == -1:
-                slots[s] = r
-                out[count] = r
-                count += 1
-                break
-            same = True
-            for w in range(W):
-                if K[q, w] != K[r, w]:
-                    same = False
-                    break
-            if same:
-                break
-            s = (s + np.uint64(1)) & mask
+        s = probe(slots, K, K, r)      # the scratch table's ids are rows of K itself
+        if slots[s] == -1:
+            slots[s] = r
+            out[count] = r
+            count += 1
     return count
 
 
