@@ -422,6 +422,7 @@ def test_cli_workers_with_astar_runs_f_layers(capsys):
     (["--resume"], "--resume needs --checkpoint"),
     (["-e", "dbfs", "-E", "workers=0"], "option workers='0' is not an integer in 1..4096"),
     (["-e", "dbfs", "-E", "executor=mpi"], "executor"),
+    (["--ray-address", "127.0.0.1:1", "-E", "executor=threads"], "needs executor ray"),
 ])
 def test_cli_errors_are_one_line(capsys, argv, needle):
     code, out, err = run_cli(["solve", "sliding", f"{EIGHT}#eight-easy", "--kernel", "numpy", *argv], capsys)

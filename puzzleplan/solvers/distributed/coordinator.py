@@ -58,6 +58,9 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
     # thread hand-off per round instead of a Ray call, docs/distributed.md "Measured")
     kind = executor if executor != "auto" else (
         "ray" if ray_address else "threads" if workers > 1 else "local")
+    if ray_address and kind != "ray":
+        raise OptionError(f"engine dbfs: executor {kind} runs in this process; a Ray address needs "
+                          "executor ray (or auto)")
     clock = Clock(limits)
     manifest = ckpt.prepare_dir(checkpoint, resume, task) if checkpoint else None
     budget = None
