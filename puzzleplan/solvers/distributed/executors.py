@@ -10,6 +10,8 @@ objects in Ray's object store and go from actor to actor without passing through
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -82,7 +84,10 @@ class ThreadExecutor(LocalExecutor):
         from concurrent.futures import ThreadPoolExecutor
 
         super().__init__(kernel, cfg)
-        self.pool = ThreadPoolExecutor(max_workers=max(1, self.n - 1), thread_name_prefix="puzzleplan-shard")
+        # no more threads than cores: this thread takes shards too, and more threads would only
+        # take turns (shards may still outnumber them: each thread then takes the next one left)
+        self.threads = max(1, min(self.n - 1, (os.cpu_count() or 1) - 1))
+        self.pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="puzzleplan-shard")
         self._work = 0     # successors or states the next call will handle, from the last infos
 
     def _map(self, calls: list[Callable[[], Any]]) -> list[Any]:
@@ -95,12 +100,31 @@ class ThreadExecutor(LocalExecutor):
 
         if self._work < SMALL:
             return [c() for c in calls]
-        futures = [self.pool.submit(c) for c in calls[1:]]
+        out: list[Any] = [None] * len(calls)
+        errors: list[BaseException | None] = [None] * len(calls)
+        left = iter(range(len(calls)))
+        lock = threading.Lock()
+
+        def take() -> None:
+            while True:
+                with lock:
+                    i = next(left, None)
+                if i is None:
+                    return
+                try:
+                    out[i] = calls[i]()
+                except BaseException as e:   # re-raised below, once every call has ended
+                    errors[i] = e
+
+        futures = [self.pool.submit(take) for _ in range(min(self.threads, len(calls) - 1))]
         try:
-            first = calls[0]()       # the first shard on this thread: one hand-off fewer per call
+            take()            # this thread takes calls too: one hand-off fewer per call
         finally:
             wait(futures)
-        return [first, *(f.result() for f in futures)]
+        for e in errors:
+            if e is not None:
+                raise e
+        return out
 
     def all(self, method: str, *args: Any) -> list[Any]:
         return self._map([lambda s=s: getattr(s, method)(*args) for s in self.shards])
