@@ -35,21 +35,27 @@ class LocalExecutor:
         self.shards = [Shard(i, kernel, cfg) for i in range(self.n)]
         self._buckets: list[Any] | None = None
 
+    def _map(self, calls: list[Callable[[], Any]]) -> list[Any]:
+        """Run one call per shard; here one after the other (the thread executor: at once)."""
+        return [c() for c in calls]
+
     def all(self, method: str, *args: Any) -> list[Any]:
-        return [getattr(s, method)(*args) for s in self.shards]
+        return self._map([lambda s=s: getattr(s, method)(*args) for s in self.shards])
 
     def one(self, index: int, method: str, *args: Any) -> Any:
         return getattr(self.shards[index], method)(*args)
 
     def open_layer(self, save_dir: str, step: int, deadline: float | None, stop: Callable[[], bool],
                    key: int | None = None) -> list[dict[str, Any]]:
-        return self._keep([s.open_layer(save_dir, step, deadline, key) for s in self._with(stop)])
+        return self._keep(self._map([lambda s=s: s.open_layer(save_dir, step, deadline, key)
+                                     for s in self._with(stop)]))
 
     def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
         b, self._buckets = self._buckets, None
         assert b is not None
-        return self._keep([s.settle(final, deadline, *[b[i][j] for i in range(self.n)])
-                           for j, s in enumerate(self._with(stop))])
+        n = self.n
+        return self._keep(self._map([lambda j=j, s=s: s.settle(final, deadline, *[b[i][j] for i in range(n)])
+                                     for j, s in enumerate(self._with(stop))]))
 
     def _with(self, stop: Callable[[], bool]) -> list[Shard]:
         for s in self.shards:
@@ -99,7 +105,7 @@ class ThreadExecutor(LocalExecutor):
         from concurrent.futures import wait
 
         if self._work < SMALL:
-            return [c() for c in calls]
+            return super()._map(calls)
         out: list[Any] = [None] * len(calls)
         errors: list[BaseException | None] = [None] * len(calls)
         left = iter(range(len(calls)))
@@ -125,21 +131,6 @@ class ThreadExecutor(LocalExecutor):
             if e is not None:
                 raise e
         return out
-
-    def all(self, method: str, *args: Any) -> list[Any]:
-        return self._map([lambda s=s: getattr(s, method)(*args) for s in self.shards])
-
-    def open_layer(self, save_dir: str, step: int, deadline: float | None, stop: Callable[[], bool],
-                   key: int | None = None) -> list[dict[str, Any]]:
-        return self._keep(self._map([lambda s=s: s.open_layer(save_dir, step, deadline, key)
-                                     for s in self._with(stop)]))
-
-    def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
-        b, self._buckets = self._buckets, None
-        assert b is not None
-        n = self.n
-        return self._keep(self._map([lambda j=j, s=s: s.settle(final, deadline, *[b[i][j] for i in range(n)])
-                                     for j, s in enumerate(self._with(stop))]))
 
     def _keep(self, out: list[tuple[list[Any], dict[str, Any]]]) -> list[dict[str, Any]]:
         infos = super()._keep(out)

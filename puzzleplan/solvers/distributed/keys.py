@@ -49,9 +49,10 @@ def key_hash(K: np.ndarray) -> np.ndarray:
 
 @nb.njit(cache=True, nogil=True)
 def _mix(z):  # pragma: no cover - compiled
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    """``splitmix64`` of one word (its module constants are compile-time constants here)."""
+    z = z + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
     return z ^ (z >> np.uint64(31))
 
 

@@ -324,6 +324,6 @@ class Visited:
         return str(self.dir / f"run-{self._tag}-{self._seq:05d}")
 
 
-_ONE_DISK_PASS = threading.RLock()   # see Visited.spill
+_ONE_DISK_PASS = threading.Lock()   # see Visited.spill
 
 __all__ = ["MAX_RUNS", "Run", "Visited", "merge_runs", "write_run"]
