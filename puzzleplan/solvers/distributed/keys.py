@@ -8,7 +8,8 @@ spreads every input bit over the whole word with three multiply-xorshift steps.
 The per-row work of a round (owners, first occurrences, the split into buckets) is compiled with
 ``nogil``: shards running as threads (``executor=threads``) then do it at the same time, where the
 numpy versions (a dozen array passes per hash, a sort of row views per deduplication) held the
-interpreter lock between passes.  ``splitmix64`` stays in numpy as the readable reference; the
+interpreter lock between passes; the per-row helpers are inlined into the loops (see hashset.py).
+``splitmix64`` stays in numpy as the readable reference; the
 tests compare both.
 """
 
@@ -47,7 +48,7 @@ def key_hash(K: np.ndarray) -> np.ndarray:
     return h
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _mix(z):  # pragma: no cover - compiled
     """``splitmix64`` of one word (its module constants are compile-time constants here)."""
     z = z + _GOLDEN
@@ -56,7 +57,7 @@ def _mix(z):  # pragma: no cover - compiled
     return z ^ (z >> np.uint64(31))
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _row_hash(K, r):  # pragma: no cover - compiled
     """``key_hash`` of row r (the same chain of splitmix64 over the words)."""
     h = _mix(K[r, 0])
