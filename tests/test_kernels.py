@@ -221,6 +221,7 @@ def test_canonical_is_idempotent_and_invariant_under_group_permutations(catalog,
 
 # ----------------------------------------------------------------------------- every operator
 MODELS_DIR = Path(__file__).parent / "models"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -317,3 +318,35 @@ def test_indexed_numpy_successors_equal_the_plain_evaluation(model, instance, op
         assert np.array_equal(a, b)
     few = walk[:40]
     assert kernel_successors(loaded.kernel("numpy"), few) == reference_successors(task, few.tolist())
+
+
+@pytest.mark.parametrize("model,instance,opts", [
+    # compiling a level's two kernels takes minutes on this machine: the real levels are slow-marked
+    pytest.param("sokoban", "instances/sokoban/microban.xsb", ("level=2", "metric=pushes"),
+                 marks=pytest.mark.slow),
+    pytest.param("zpg", "instances/zpg/puzzlescript-L1.txt", (), marks=pytest.mark.slow),
+    ("walker", "", ()),
+])
+def test_dispatched_kernel_is_the_plain_kernel_row_by_row(model, instance, opts, monkeypatch, tmp_path):
+    """The successor generator (``compiled.dispatch_plan``) evaluates only a row's candidate
+    actions: the successors, their parents and their actions must be the plain kernel's, in the
+    same order, and the reference semantics'."""
+    if model == "walker":       # two actions test no cell: every dispatched function holds them
+        inst = tmp_path / "w.txt"
+        inst.write_text("n: 8\n", encoding="utf-8")
+        model, instance = str(MODELS_DIR / "walker.py"), str(inst)
+    else:
+        instance = str(ROOT / instance)
+    loaded = load(model, instance, *opts)
+    task = loaded.task
+    plan = compiled.dispatch_plan(task)
+    assert plan is not None and len(plan[1]) >= compiled.DISPATCH_MIN_VALUES
+    assert "def _dv0(" in compiled.generate(task)[0]
+    S = mixed_states(task, SEED + 7)
+    dispatched = CompiledKernel(task)
+    monkeypatch.setattr(compiled, "DISPATCH_MIN_VALUES", 1 << 30)
+    assert "def _dv0(" not in compiled.generate(task)[0]
+    plain = CompiledKernel(task)
+    for a, b in zip(dispatched.expand(S), plain.expand(S)):
+        assert np.array_equal(a, b)
+    assert kernel_successors(dispatched, S) == reference_successors(task, S.tolist())

@@ -20,6 +20,7 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
@@ -277,19 +278,11 @@ class _Tables:
         return np.concatenate([np.asarray(c, dtype=np.int64) for c in self.chunks])
 
 
-def generate(task: Task, budget: int | None = None) -> tuple[str, np.ndarray]:
-    """The kernel module's source and the constant table array it is called with.
-
-    ``budget``: the largest size (statements plus branches) one generated function may have
-    before the kernel is split into many (see :class:`_Split`); ``None`` = :data:`SPLIT_SIZE`.
-    """
-    budget = SPLIT_SIZE if budget is None else budget
-    consts = _Tables()
-    roots = task.action_roots()
-    g = _Gen(roots, consts, task.var_bounds)
+def _action_blocks(task: Task, g: _Gen, actions: Iterable[int], ind: str) -> list[list[str]]:
+    """Per action, in order: its guard test and, inside it, its successor row."""
     blocks: list[list[str]] = []
-    ind = " " * 8
-    for k, a in enumerate(task.actions):
+    for k in actions:
+        a = task.actions[k]
         block = [f"{ind}if {g.expr(a.guard)}:"]
         i2 = ind + "    "
         block.append(f"{i2}_emit(S, i, OUT, PAR, ACT, m, {k})")
@@ -302,18 +295,115 @@ def generate(task: Task, budget: int | None = None) -> tuple[str, np.ndarray]:
                 block.append(f"{i2}    OUT[m, {e.var}] = {val}")
         block.append(f"{i2}m += 1")
         blocks.append(block)
+    return blocks
 
+
+DISPATCH_MIN_VALUES = 4      # a dispatch over fewer values than this saves too little
+DISPATCH_MAX_SHARED = 64     # actions without the dispatch test, copied into every value's function
+
+
+def dispatch_plan(task: Task) -> tuple[int, dict[int, list[int]], list[int]] | None:
+    """The compiled kernel's successor generator: the variable that most actions' guards test for
+    one value (a top-level conjunct ``var == const``), each value's actions, and the actions
+    without that test; None when no variable splits the actions usefully.
+
+    Why: a kernel that evaluates every guard on every row costs what all the actions cost, and a
+    Sokoban level has 1,700 push actions, of which the 4 at the player's cell can apply.
+    Dispatching on the player's cell evaluates only those (Fast Downward's successor generator,
+    one level deep; the numpy kernel splits its rows the same way, ``npkernel._index_keys``).
+    """
+    tests: dict[int, dict[int, int]] = {}
+    for k, a in enumerate(task.actions):
+        for c in (a.guard.args if a.guard.op == "and" else (a.guard,)):
+            if c.op == "eq" and c.args[0].op == "var" and c.args[1].op == "const":
+                v = int(c.args[0].val)  # type: ignore[arg-type]
+                tests.setdefault(v, {}).setdefault(k, int(c.args[1].val))  # type: ignore[arg-type]
+    if not tests:
+        return None
+    v, of = max(tests.items(), key=lambda kv: (len(kv[1]), -kv[0]))
+    values: dict[int, list[int]] = {}
+    for k, c in of.items():
+        values.setdefault(c, []).append(k)
+    rest = [k for k in range(len(task.actions)) if k not in of]
+    if len(values) < DISPATCH_MIN_VALUES or len(rest) > DISPATCH_MAX_SHARED:
+        return None
+    return v, values, rest
+
+
+def _dispatched(task: Task, consts: _Tables, budget: int) -> tuple[list[str], list[str], list[str]] | None:
+    """``expand``'s per-state code as a dispatch (:func:`dispatch_plan`): one small function per
+    value of the variable, holding that value's actions and the untested ones in action order, so
+    a row's successors come out in the plain kernel's order.  Returns the functions, the
+    declarations and the per-state lines; None where the plan does not apply, or where a value's
+    function would need scratch buffers or pass the size budget (then the plain kernel)."""
+    plan = dispatch_plan(task)
+    if plan is None:
+        return None
+    v, values, rest = plan
+    fns: list[str] = []
+    names: dict[int | None, str] = {}
+    groups: list[tuple[int | None, list[int]]] = [(c, sorted(ks + rest)) for c, ks in sorted(values.items())]
+    if rest:
+        groups.append((None, rest))
+    for j, (c, actions) in enumerate(groups):
+        roots: list[Expr] = []
+        for k in actions:
+            a = task.actions[k]
+            roots += [a.guard, *(e.value for e in a.effects),
+                      *(e.cond for e in a.effects if e.cond is not None)]
+        g = _Gen(roots, consts, task.var_bounds)
+        body = _action_blocks(task, g, actions, "    ")
+        if g.buffer_sizes or _size(g.lines) + sum(_size(b) for b in body) > budget:
+            return None
+        names[c] = f"_dv{j}"
+        fns += ["@njit(cache=True, nogil=True)", f"def _dv{j}(S, i, OUT, PAR, ACT, TABS, m):",
+                *g.prologue("    ", "S[i"), *(ln for b in body for ln in b), "    return m", ""]
+    per_state = [f"        d = S[i, {v}]", *_dispatch_tree(sorted(values), names, " " * 8)]
+    return fns, [], per_state
+
+
+def _dispatch_tree(keys: list[int], names: dict[int | None, str], ind: str) -> list[str]:
+    """A binary search over the sorted dispatch values (about log2 of their number tests per row);
+    a value no action tests runs the untested actions alone (``names[None]``), if there are any."""
+    call = "(S, i, OUT, PAR, ACT, TABS, m)"
+    if len(keys) <= 2:
+        out = []
+        for j, k in enumerate(keys):
+            out += [f"{ind}{'if' if j == 0 else 'elif'} d == {k}:", f"{ind}    m = {names[k]}{call}"]
+        if None in names:
+            out += [f"{ind}else:", f"{ind}    m = {names[None]}{call}"]
+        return out
+    mid = len(keys) // 2
+    return [f"{ind}if d < {keys[mid]}:", *_dispatch_tree(keys[:mid], names, ind + "    "),
+            f"{ind}else:", *_dispatch_tree(keys[mid:], names, ind + "    ")]
+
+
+def generate(task: Task, budget: int | None = None) -> tuple[str, np.ndarray]:
+    """The kernel module's source and the constant table array it is called with.
+
+    ``budget``: the largest size (statements plus branches) one generated function may have
+    before the kernel is split into many (see :class:`_Split`); ``None`` = :data:`SPLIT_SIZE`.
+    """
+    budget = SPLIT_SIZE if budget is None else budget
     n_act = max(1, len(task.actions))
-    split = _size(g.lines) + sum(_size(b) for b in blocks) > budget
-    helpers: list[str] = []
-    if split:
-        sp = _Split(g, "e", budget)
-        helpers = sp.functions(blocks)
-        decls = sp.decls()
-        per_state = [ind + c for c in sp.calls]
+    ind = " " * 8
+    consts = _Tables()
+    dispatched = _dispatched(task, consts, budget)
+    if dispatched is not None:
+        helpers, decls, per_state = dispatched
     else:
-        decls = g.buffer_decls("    ")
-        per_state = [*g.prologue(ind, "S[i"), *(ln for b in blocks for ln in b)]
+        consts = _Tables()     # the tables an abandoned dispatch laid out are not passed
+        g = _Gen(task.action_roots(), consts, task.var_bounds)
+        blocks = _action_blocks(task, g, range(len(task.actions)), ind)
+        if _size(g.lines) + sum(_size(b) for b in blocks) > budget:
+            sp = _Split(g, "e", budget)
+            helpers = sp.functions(blocks)
+            decls = sp.decls()
+            per_state = [ind + c for c in sp.calls]
+        else:
+            helpers = []
+            decls = g.buffer_decls("    ")
+            per_state = [*g.prologue(ind, "S[i"), *(ln for b in blocks for ln in b)]
     src = [
         f"# generated by puzzleplan.encodings.compiled -- do not edit ({_SALT})",
         "import numpy as np",
