@@ -15,6 +15,7 @@ run on it unchanged: they are compiled once into a small module over these funct
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import sys
@@ -590,7 +591,11 @@ def driver_source() -> tuple[str, list[str]]:
 _DRIVER_MOD: list[ModuleType] = []
 
 
+@functools.cache
 def _driver_name() -> str:
+    """The drivers' module name (a hash of its source); computed once per process: the source is
+    read from the package's files and edited by regular expressions, about 4 ms, which every
+    ``api.solve`` paid through ``warm_marker`` (``puzzleplan serve``: every request)."""
     src, _ = driver_source()
     return f"pp_interp_{hashlib.sha1(src.encode()).hexdigest()[:20]}"
 
