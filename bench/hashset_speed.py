@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -46,9 +48,9 @@ def measure(size: int, repeat: int, rng: np.random.Generator) -> dict[str, float
             "insert_ns": round(min(inserts) / QUERIES * 1e9, 2)}
 
 
-def _timed(f: object) -> float:
+def _timed(f: Callable[[], Any]) -> float:
     t0 = time.perf_counter()
-    f()  # type: ignore[operator]
+    f()
     return time.perf_counter() - t0
 
 
