@@ -331,7 +331,8 @@ def test_dispatched_kernel_is_the_plain_kernel_row_by_row(model, instance, opts,
     """The successor generator (``compiled.dispatch_plan``) evaluates only a row's candidate
     actions: the successors, their parents and their actions must be the plain kernel's, in the
     same order, and the reference semantics'."""
-    if model == "walker":       # two actions test no cell: every dispatched function holds them
+    untested = model == "walker"    # two actions test no cell: every dispatched function holds them
+    if untested:
         inst = tmp_path / "w.txt"
         inst.write_text("n: 8\n", encoding="utf-8")
         model, instance = str(MODELS_DIR / "walker.py"), str(inst)
@@ -341,6 +342,7 @@ def test_dispatched_kernel_is_the_plain_kernel_row_by_row(model, instance, opts,
     task = loaded.task
     plan = compiled.dispatch_plan(task)
     assert plan is not None and len(plan[1]) >= compiled.DISPATCH_MIN_VALUES
+    assert bool(plan[2]) == untested
     assert "def _dv0(" in compiled.generate(task)[0]
     S = mixed_states(task, SEED + 7)
     dispatched = CompiledKernel(task)

@@ -30,7 +30,7 @@ from ..ir.task import Task
 from ..lang.errors import EXIT_UNSAFE_CACHE
 from ..lang.expr import BOOL, Expr, TableData, bounds, walk
 from . import drivers
-from .npkernel import table_array
+from .npkernel import _index_keys, table_array
 
 
 def _salt() -> str:
@@ -303,31 +303,32 @@ DISPATCH_MAX_SHARED = 64     # actions without the dispatch test, copied into ev
 
 
 def dispatch_plan(task: Task) -> tuple[int, dict[int, list[int]], list[int]] | None:
-    """The compiled kernel's successor generator: the variable that most actions' guards test for
-    one value (a top-level conjunct ``var == const``), each value's actions, and the actions
-    without that test; None when no variable splits the actions usefully.
+    """The compiled kernel's successor generator: the variable that most actions are indexed by
+    (``npkernel._index_keys``, a guard conjunct ``var == const``; the numpy kernel and the
+    interpreter index by the same choice), each value's actions, and the other actions; None when
+    no variable splits the actions usefully.
 
     Why: a kernel that evaluates every guard on every row costs what all the actions cost, and a
     Sokoban level has 1,700 push actions, of which the 4 at the player's cell can apply.
     Dispatching on the player's cell evaluates only those (Fast Downward's successor generator,
-    one level deep; the numpy kernel splits its rows the same way, ``npkernel._index_keys``).
+    one level deep).
     """
-    tests: dict[int, dict[int, int]] = {}
-    for k, a in enumerate(task.actions):
-        for c in (a.guard.args if a.guard.op == "and" else (a.guard,)):
-            if c.op == "eq" and c.args[0].op == "var" and c.args[1].op == "const":
-                v = int(c.args[0].val)  # type: ignore[arg-type]
-                tests.setdefault(v, {}).setdefault(k, int(c.args[1].val))  # type: ignore[arg-type]
-    if not tests:
+    nodes, key_of = _index_keys(task)
+    tested: dict[int, int] = {}
+    for key in key_of:
+        if key is not None and nodes[key[0]].op == "var":
+            tested[key[0]] = tested.get(key[0], 0) + 1
+    if not tested:
         return None
-    v, of = max(tests.items(), key=lambda kv: (len(kv[1]), -kv[0]))
+    kid = max(tested, key=lambda n: tested[n])
     values: dict[int, list[int]] = {}
-    for k, c in of.items():
-        values.setdefault(c, []).append(k)
-    rest = [k for k in range(len(task.actions)) if k not in of]
+    for k, key in enumerate(key_of):
+        if key is not None and key[0] == kid:
+            values.setdefault(key[1], []).append(k)
+    rest = [k for k, key in enumerate(key_of) if key is None or key[0] != kid]
     if len(values) < DISPATCH_MIN_VALUES or len(rest) > DISPATCH_MAX_SHARED:
         return None
-    return v, values, rest
+    return int(nodes[kid].val), values, rest  # type: ignore[arg-type]
 
 
 def _dispatched(task: Task, consts: _Tables, budget: int) -> tuple[list[str], list[str], list[str]] | None:
@@ -346,12 +347,7 @@ def _dispatched(task: Task, consts: _Tables, budget: int) -> tuple[list[str], li
     if rest:
         groups.append((None, rest))
     for j, (c, actions) in enumerate(groups):
-        roots: list[Expr] = []
-        for k in actions:
-            a = task.actions[k]
-            roots += [a.guard, *(e.value for e in a.effects),
-                      *(e.cond for e in a.effects if e.cond is not None)]
-        g = _Gen(roots, consts, task.var_bounds)
+        g = _Gen(task.action_roots(actions), consts, task.var_bounds)
         body = _action_blocks(task, g, actions, "    ")
         if g.buffer_sizes or _size(g.lines) + sum(_size(b) for b in body) > budget:
             return None

@@ -11,7 +11,7 @@ read one object.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,11 +71,12 @@ class Task:
     def names(self) -> list[str]:
         return [v.name for v in self.variables]
 
-    def action_roots(self) -> list[Expr]:
+    def action_roots(self, actions: Iterable[int] | None = None) -> list[Expr]:
         """Every expression the actions evaluate (guards, effect values, effect conditions), in
-        action order: what a kernel generator or an abstraction must see, and nothing else."""
+        action order: what a kernel generator or an abstraction must see, and nothing else.
+        ``actions``: only these (indices), as a kernel function holding some actions needs."""
         roots: list[Expr] = []
-        for a in self.actions:
+        for a in self.actions if actions is None else (self.actions[k] for k in actions):
             roots.append(a.guard)
             for e in a.effects:
                 roots.append(e.value)

@@ -9,8 +9,7 @@ The per-row work of a round (owners, first occurrences, the split into buckets) 
 ``nogil``: shards running as threads (``executor=threads``) then do it at the same time, where the
 numpy versions (a dozen array passes per hash, a sort of row views per deduplication) held the
 interpreter lock between passes; the per-row helpers are inlined into the loops (see hashset.py).
-``splitmix64`` stays in numpy as the readable reference; the
-tests compare both.
+``splitmix64`` stays in numpy as the readable reference; the tests compare both.
 """
 
 from __future__ import annotations
