@@ -130,6 +130,20 @@ def test_compiled_expand_handles_batches_larger_than_its_buffer(catalog):
     assert np.array_equal(a[0][order_a], b[0][order_b])
 
 
+
+@pytest.mark.parametrize("backend", ["numba", "interpreted"])
+def test_compiled_expand_resumes_when_its_size_estimate_was_low(catalog, backend):
+    # the buffers are sized from the most successors per state seen so far; states with more
+    # than that (here: an estimate of one) must still all come out
+    loaded = catalog("klotski-117-straight")
+    kb, kn = loaded.kernel(backend), loaded.kernel("numpy")
+    S = mixed_states(loaded.task, SEED + 4)
+    S = np.repeat(S, 1 + 4096 // max(1, S.shape[0]), axis=0)
+    want = kernel_successors(kn, S)
+    kb._seen = 1
+    assert kernel_successors(kb, S) == want
+    assert kb._seen > 1
+
 @pytest.mark.parametrize("name", ["twentyfour", "klotski-117-straight", "klotski-001-moves", "eight"])
 def test_packing_round_trips_and_compiled_packer_agrees(catalog, name):
     loaded = catalog(name)

@@ -90,6 +90,7 @@ class CompiledKernel(Kernel):
         from . import packing
 
         task = self.task
+        self._seen = 0     # the most successors per state seen in one expand call (sizes the buffers)
         self._lo = np.array([v.lo for v in task.variables], dtype=np.int64)
         self._hi = np.array([v.hi for v in task.variables], dtype=np.int64)
         self._pk = packing
@@ -102,7 +103,9 @@ class CompiledKernel(Kernel):
         S = np.ascontiguousarray(S, dtype=np.int64)
         n = S.shape[0]
         n_act = self._mod.N_ACTIONS
-        cap = int(min(max(n * n_act, 1024), max(1 << 20, 2 * n_act)))
+        seen = self._seen
+        per = min(n_act, 2 * seen) if seen else n_act
+        cap = int(min(max(n * per, 1024, 2 * n_act), max(1 << 20, 2 * n_act)))
         outs, pars, acts = [], [], []
         start = 0
         while True:
@@ -119,6 +122,8 @@ class CompiledKernel(Kernel):
             outs.append(OUT[:m])
             pars.append(PAR[:m])
             acts.append(ACT[:m])
+            if nxt > start and m > seen * (nxt - start):
+                seen = self._seen = max(self._seen, -(-m // (nxt - start)))
             if nxt >= n:
                 break
             start = nxt
