@@ -81,6 +81,27 @@ def test_eight_puzzle_whole_space(eight, tmp_path, shards, spill_on):
         assert r.stats["spill_runs"] == 0
 
 
+@pytest.mark.parametrize("executor", ["local", "threads"])
+def test_a_layer_closed_and_the_next_opened_in_one_call_is_the_same_search(eight, monkeypatch, executor):
+    """Shard.settle_open (one call per bfs layer where no limit needs the next layer's size) against
+    two calls per layer: the same layers, counts, optimum and plan."""
+    from puzzleplan.solvers.distributed import coordinator
+
+    loaded, b = eight
+    one = dbfs(loaded, workers=2, executor=executor, enumerate_all=True)
+    limited = dbfs(loaded, workers=2, executor=executor, enumerate_all=True, limits=Limits(max_states=10**9))
+    monkeypatch.setattr(coordinator, "FUSE", False)
+    two = dbfs(loaded, workers=2, executor=executor, enumerate_all=True)
+    assert one.stats["one_call_layers"] >= len(b.stats["layers"]) - 1
+    assert two.stats["one_call_layers"] == limited.stats["one_call_layers"] == 0
+    for r in (one, limited, two):     # enumerating: one layer more than b's, which ends at the goal
+        assert (r.status, r.cost, r.stats["verified"]) == (b.status, b.cost, True)
+        assert r.stats["layers"][:-1] == b.stats["layers"] and r.stats["reachable"] == 181_440
+    for key in ("layers", "expanded", "generated", "states", "reachable", "worker_expanded"):
+        assert one.stats[key] == two.stats[key] == limited.stats[key], key
+    assert one.plan == two.plan
+
+
 def test_enumerate_counts_the_reachable_states(capsys):
     code, out, err = run_cli(["solve", "sliding", HARDEST, "--kernel", "numpy", "--enumerate", "--json",
                               "-e", "dbfs", "-E", "workers=2", "-E", "executor=local"], capsys)
@@ -583,6 +604,7 @@ def test_ray_workers_agree_with_bfs(ray_local, eight, tmp_path):
     r = dbfs(loaded, tmp_path, workers=2, executor="ray", spill_on=True)
     same_as_bfs(r, b)
     assert r.stats["executor"] == "ray" and r.stats["states"] == 181_440
+    assert r.stats["one_call_layers"] > 0      # Shard.settle_open through the actors
     assert min(r.stats["worker_expanded"]) > 0.4 * r.stats["expanded"]
     f = dbfs(loaded, workers=2, executor="ray", order="astar")      # f layers: the key travels too
     assert (f.status, f.cost, f.stats["verified"]) == ("optimal", 31, True) and f.stats["executor"] == "ray"

@@ -23,6 +23,7 @@ from .shard import CHUNK, ORDERS, ROUND, ShardConfig
 
 DEFAULT_SPILL_MB = 1024.0   # per worker, when spilling without --max-memory or -E spill_mb
 EXECUTORS = ("auto", "local", "threads", "ray")
+FUSE = True   # Shard.settle_open where it applies (False: two calls per layer, for comparison)
 
 
 def bytes_per_state(n_words: int) -> int:
@@ -118,6 +119,7 @@ class _Run:
         self.resumed_at: int | None = None
         self.stopped = False    # stopped while shards worked: Ray actors may still be busy
         self.startup_s = 0.0    # until the shards hold the root (Ray: actors started) or the checkpoint
+        self.one_call_layers = 0    # layers opened in the call that closed the one before (settle_open)
 
     # ------------------------------------------------------------------ the search
     def go(self) -> Result:
@@ -169,23 +171,35 @@ class _Run:
         """Two calls per layer where the layer allows (see shard.py): ``open_layer`` stores the
         layer closed before (the checkpoint follows), starts this one and expands its first round;
         each ``settle`` delivers a round's buckets and either expands the next round or, when no
-        shard has work left and the round made no zero-cost successor, prepares the next layer."""
+        shard has work left and the round made no zero-cost successor, prepares the next layer --
+        and, where nothing between depends on that layer's size, opens it (``settle_open``): then one
+        call per layer."""
         ex, clock = self.ex, self.clock
         stop = clock.out_of_time
         prev = self.layers[-1] if self.layers else 1
         closed: tuple[int, int, int] | None = None   # (layer, size, next size) stored by the next open_layer
+        # nothing checked between closing a bfs layer and opening the next depends on its size: the
+        # shards then do both in one call (Shard.settle_open), and meet once per layer
+        fuse = FUSE and not self.layered and not self.dir and clock.max_states is None \
+            and clock.max_bytes is None and clock.max_rss is None
+        opened: list[dict[str, Any]] | None = None   # the infos of a layer opened by settle_open
         while self.status is None:
             g = len(self.layers)
             if not self.layered:
                 self.key = g
-            if self._limited():
-                if closed is not None and self.dir:     # the closed layer still goes to the checkpoint
-                    self.figs = ex.all("commit", True)
-                    self.groups.append(ex.all("save", self.dir, g))
-                    self._commit_checkpoint()
-                return
-            infos = ex.open_layer(self.dir if closed else "", g, wall_deadline(clock.deadline), stop,
-                                  self.key if self.layered else None)
+            if opened is not None:
+                # its first round ran already and its goal test counts; the clock is read again
+                # before the layer's next call
+                infos, opened = opened, None
+            else:
+                if self._limited():
+                    if closed is not None and self.dir:     # the closed layer still goes to the checkpoint
+                        self.figs = ex.all("commit", True)
+                        self.groups.append(ex.all("save", self.dir, g))
+                        self._commit_checkpoint()
+                    return
+                infos = ex.open_layer(self.dir if closed else "", g, wall_deadline(clock.deadline), stop,
+                                      self.key if self.layered else None)
             self.figs = [i["figures"] for i in infos]
             self.states = sum(f["states"] for f in self.figs)
             if closed is not None:
@@ -227,7 +241,7 @@ class _Run:
                 if self._limited():
                     return
                 final = not any(i["left"] for i in infos) and not any(i["zero_out"] for i in infos)
-                infos = ex.settle(final, wall_deadline(clock.deadline), stop)
+                infos = ex.settle(final, wall_deadline(clock.deadline), stop, final and fuse)
                 settled = True
                 new = sum(i["new"] for i in infos)
                 self.states += new
@@ -235,6 +249,9 @@ class _Run:
                 if final:
                     fresh = self._prepare([i["next_key"] for i in infos]) if self.layered else \
                         sum(i["fresh"] for i in infos)
+                    if fuse:
+                        opened = infos
+                        self.one_call_layers += 1
                     break
             self.layers.append(layer_size)
             self.keys.append(self.key)
@@ -337,7 +354,7 @@ class _Run:
         stats: dict[str, Any] = dict(
             expanded=self.expanded, generated=self.generated, states=self.states, layers=list(self.layers),
             workers=n, executor=self.ex.kind, order=self.cfg.order, startup_s=round(self.startup_s, 3),
-            worker_expanded=[int(f["expanded"]) for f in figs],
+            worker_expanded=[int(f["expanded"]) for f in figs], one_call_layers=self.one_call_layers,
             spill_bytes=sum(int(f["spilled_bytes"]) for f in figs),
             spill_runs=sum(int(f["runs"]) for f in figs))
         if self.cfg.pending_bytes is not None:

@@ -50,12 +50,20 @@ class LocalExecutor:
         return self._keep(self._map([lambda s=s: s.open_layer(save_dir, step, deadline, key)
                                      for s in self._with(stop)]))
 
-    def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
+    def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool],
+               open_next: bool = False) -> list[dict[str, Any]]:
+        """``open_next`` (with ``final``): ``Shard.settle_open``, the next layer opened in the same call."""
         b, self._buckets = self._buckets, None
         assert b is not None
         n = self.n
-        return self._keep(self._map([lambda j=j, s=s: s.settle(final, deadline, *[b[i][j] for i in range(n)])
-                                     for j, s in enumerate(self._with(stop))]))
+        shards = self._with(stop)
+
+        def call(j: int) -> Any:
+            mine = [b[i][j] for i in range(n)]
+            return shards[j].settle_open(deadline, *mine) if open_next else \
+                shards[j].settle(final, deadline, *mine)
+
+        return self._keep(self._map([lambda j=j: call(j) for j in range(n)]))
 
     def _with(self, stop: Callable[[], bool]) -> list[Shard]:
         for s in self.shards:
@@ -162,6 +170,10 @@ class ShardActor:
         buckets, info = self.shard.settle(final, deadline, *incoming)
         return (*buckets, info)
 
+    def settle_open(self, deadline: float | None, *incoming: Any) -> tuple[Any, ...]:
+        buckets, info = self.shard.settle_open(deadline, *incoming)
+        return (*buckets, info)
+
 
 def _messages_to_stderr(ray: Any) -> None:
     """Ray's driver prints the raylet's warnings (e.g. "N PYTHON worker processes have been
@@ -249,9 +261,14 @@ class RayExecutor:
         return self._keep([a.open_layer.options(num_returns=n + 1).remote(save_dir, step, deadline, key)
                            for a in self.actors], stop)
 
-    def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool]) -> list[dict[str, Any]]:
+    def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool],
+               open_next: bool = False) -> list[dict[str, Any]]:
         n, b, self._buckets = self.n, self._buckets, None
         assert b is not None
+        if open_next:
+            return self._keep([a.settle_open.options(num_returns=n + 1).remote(deadline,
+                                                                               *[b[i][j] for i in range(n)])
+                               for j, a in enumerate(self.actors)], stop)
         return self._keep([a.settle.options(num_returns=n + 1).remote(final, deadline,
                                                                       *[b[i][j] for i in range(n)])
                            for j, a in enumerate(self.actors)], stop)

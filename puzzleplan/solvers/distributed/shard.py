@@ -352,6 +352,20 @@ class Shard:
         info["new"] = new
         return buckets, info
 
+    def settle_open(self, deadline: float | None, *incoming: Bucket) -> tuple[list[Bucket], dict[str, Any]]:
+        """A final ``settle`` and the next ``open_layer`` in one call: receive, prepare the next layer,
+        store it and expand its first round.  For bfs layers when nothing the coordinator checks
+        between the two depends on the next layer's size (no state or memory limit, no
+        checkpoint): the shards then meet once per layer instead of twice.  ``info`` is the opened
+        layer's, plus ``new`` and ``fresh`` (as ``settle`` gives them)."""
+        assert not self.layered, "settle_open is for bfs layers"
+        new = self.receive(*incoming)
+        assert not self.work.shape[0], "a final round left work"
+        fresh = self.prepare()
+        buckets, info = self.open_layer("", 0, deadline)
+        info.update(new=new, fresh=fresh)
+        return buckets, info
+
     def _store(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
         self.visited.add(K, P, A)
         self._version += 1
