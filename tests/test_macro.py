@@ -102,11 +102,19 @@ def _closure_set(C: np.ndarray, origin: np.ndarray, dist: np.ndarray) -> set:
     ("kwirk", str(KWIRK / "going-up" / "06_1-6.txt"), ()),
     ("kwirk", str(KWIRK / "going-up" / "08_1-8.txt"), ()),
 ])
-def test_walk_graph_closure_equals_generic_closure(model: str, instance: str, opts: tuple) -> None:
+@pytest.mark.parametrize("backend", ["numpy", "interpreted"])
+def test_walk_graph_closure_equals_generic_closure(model: str, instance: str, opts: tuple,
+                                                   backend: str) -> None:
+    # interpreted: the edge conditions come from a kernel of their own, one guard per distinct
+    # condition (use_kernel); numpy: evaluated per edge
     loaded = load(model, instance, *opts)
-    fast = MacroKernel(loaded.kernel("numpy"))
+    fast = MacroKernel(loaded.kernel(backend))
     slow = MacroKernel(loaded.kernel("numpy"), graph=False)
     assert fast.graph is not None
+    if backend != "numpy":
+        guards = fast.graph._edge_guard
+        assert guards is not None and len(guards) == len(fast.graph.rest)
+        assert len(set(guards.tolist())) < len(guards)      # edges into one cell share their guard
     S = np.array(sample_states(loaded.task, seed=7, n_walks=8, length=40), dtype=np.int64)
     want = _closure_set(*slow.closure(S))
     assert _closure_set(*fast.closure(S)) == want
@@ -114,6 +122,33 @@ def test_walk_graph_closure_equals_generic_closure(model: str, instance: str, op
     assert _closure_set(*fast.closure(S)) == want
     C, origin, dist = fast.closure(S)
     assert (origin[: len(S)] == np.arange(len(S))).all() and (dist[: len(S)] == 0).all()
+
+
+@pytest.mark.parametrize("model,instance,opts", [
+    ("sokoban", MICROBAN, ("level=21", "metric=pushes", "heuristic=matching")),
+    ("kwirk", str(KWIRK / "going-up" / "06_1-6.txt"), ()),
+])
+def test_macro_kernel_evaluates_stored_states_like_its_numpy_base(model: str, instance: str,
+                                                                  opts: tuple) -> None:
+    # with a compiled backend the macro kernel's goal, heuristic, canonical form and keys come
+    # from a compiled kernel of the task without actions; the numpy base is the reference
+    loaded = load(model, instance, *opts)
+    base = loaded.kernel("numpy")
+    fast = MacroKernel(base, backend="interpreted")
+    ref = MacroKernel(base, backend="numpy")
+    assert fast.evaluator.backend == "interpreted" and ref.evaluator is base
+    S = np.array(sample_states(loaded.task, seed=11, n_walks=10, length=40), dtype=np.int64)
+    assert np.array_equal(fast.goal(S), ref.goal(S))
+    assert np.array_equal(fast.heuristic(S), ref.heuristic(S))
+    assert np.array_equal(fast.canonical(S), ref.canonical(S))
+    assert np.array_equal(fast.pack(S), ref.pack(S))
+    assert np.array_equal(fast.canon_pack(S), ref.canon_pack(S))
+    assert np.array_equal(fast.unpack(fast.pack(S)), S)
+    if ref.normalise:   # zero-cost walks: a region's key is its least, found without listing it
+        listed = MacroKernel(base, backend="numpy", graph=False)    # the least of the listed region
+        assert ref.graph is not None and listed.graph is None
+        assert np.array_equal(ref.canon_pack(S), listed.canon_pack(S))
+        assert np.array_equal(fast.canon_pack(S), listed.canon_pack(S))
 
 
 def test_substitute_agrees_with_evaluation() -> None:
