@@ -23,7 +23,7 @@ from puzzleplan.encodings.npkernel import evaluate
 from puzzleplan.ir.task import ground
 from puzzleplan.lang import Act, Model
 from puzzleplan.lang.errors import ModelError
-from puzzleplan.lang.expr import And, Not, Or, substitute, walk
+from puzzleplan.lang.expr import And, Not, Or, substitute, variables_of, walk
 from puzzleplan.solvers import Limits, bestfirst
 from puzzleplan.solvers.macro import MacroKernel
 from puzzleplan.verify.reference import check_plan
@@ -105,23 +105,57 @@ def _closure_set(C: np.ndarray, origin: np.ndarray, dist: np.ndarray) -> set:
 @pytest.mark.parametrize("backend", ["numpy", "interpreted"])
 def test_walk_graph_closure_equals_generic_closure(model: str, instance: str, opts: tuple,
                                                    backend: str) -> None:
-    # interpreted: the edge conditions come from a kernel of their own, one guard per distinct
-    # condition (use_kernel); numpy: evaluated per edge
+    # the edge conditions three ways: bit tables where every condition only forbids values
+    # (walkbits.py), else a kernel of their own with one guard per distinct condition (use_kernel,
+    # compiled backends), else numpy per edge
     loaded = load(model, instance, *opts)
     fast = MacroKernel(loaded.kernel(backend))
     slow = MacroKernel(loaded.kernel("numpy"), graph=False)
-    assert fast.graph is not None
-    if backend != "numpy":
-        guards = fast.graph._edge_guard
-        assert guards is not None and len(guards) == len(fast.graph.rest)
-        assert len(set(guards.tolist())) < len(guards)      # edges into one cell share their guard
+    graph = fast.graph
+    assert graph is not None
+    if model == "sokoban" or "08_1-8" in instance:   # "no box / block on the square": bit tables
+        assert graph.bits is not None
     S = np.array(sample_states(loaded.task, seed=7, n_walks=8, length=40), dtype=np.int64)
     want = _closure_set(*slow.closure(S))
     assert _closure_set(*fast.closure(S)) == want
-    fast.graph.compiled = False       # the numpy breadth-first layers: the same sets
+    if graph.bits is not None:
+        graph.bits = None
+        if backend != "numpy":
+            graph.use_kernel(loaded.task, backend)
+            guards = graph._edge_guard
+            assert guards is not None and len(guards) == len(graph.rest)
+            assert len(set(guards.tolist())) < len(guards)      # edges into one cell share their guard
+        assert _closure_set(*fast.closure(S)) == want
+    graph.compiled = False       # the numpy breadth-first layers: the same sets
     assert _closure_set(*fast.closure(S)) == want
     C, origin, dist = fast.closure(S)
     assert (origin[: len(S)] == np.arange(len(S))).all() and (dist[: len(S)] == 0).all()
+
+
+@pytest.mark.parametrize("model,instance,opts", [
+    ("sokoban", MICROBAN, ("level=144", "metric=pushes")),
+    ("kwirk", str(KWIRK / "going-up" / "08_1-8.txt"), ()),
+    ("kwirk", str(KWIRK / "going-up" / "18_2-8.txt"), ()),
+])
+def test_edge_bits_equal_the_edge_conditions(model: str, instance: str, opts: tuple) -> None:
+    # walkbits: one table row per variable gives every edge condition of a state at once
+    from puzzleplan.solvers.walkbits import EdgeBits, allowed
+    from puzzleplan.solvers.walkgraph import analyse
+
+    task = load(model, instance, *opts).task
+    graph = analyse(task)
+    assert graph is not None and graph.bits is not None
+    S = np.array(sample_states(task, seed=13, n_walks=12, length=60), dtype=np.int64)
+    bits = graph.bits.open_bits(S)
+    for k, rest in enumerate(graph.rest):
+        g = int(graph.bits.edge_guard[k])
+        got = (bits[:, g >> 6] >> np.uint64(g & 63)) & np.uint64(1)
+        assert np.array_equal(got.astype(bool), np.asarray(evaluate(rest, S), dtype=bool)), k
+    # a test of two variables at once has no table: the edge-by-edge evaluation stays
+    two = Or(*[a for a in graph.rest[0].args[0].args[:2]]) if graph.rest[0].op == "not" else None
+    if two is not None and len(variables_of(two)) == 2:
+        assert allowed(two, task.var_bounds) is None
+        assert EdgeBits.build([two], task.var_bounds) is None
 
 
 @pytest.mark.parametrize("model,instance,opts", [

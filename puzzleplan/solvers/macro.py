@@ -82,7 +82,7 @@ class MacroKernel:
         self.goal_walks = bool(written & read)   # can walking alone make (or unmake) the goal?
         self.walk_states = 0    # states visited by closures (reported by the engines)
         self.graph = analyse(task) if graph else None   # the fast closure, where the walks allow it
-        if self.graph is not None and self.backend != "numpy":
+        if self.graph is not None and self.graph.bits is None and self.backend != "numpy":
             self.graph.use_kernel(task, self.backend)
 
     @property

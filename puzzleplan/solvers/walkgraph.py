@@ -26,6 +26,7 @@ import numpy as np
 from ..encodings.npkernel import evaluate
 from ..ir.task import Task
 from ..lang.expr import And, Expr, substitute, variables_of
+from .walkbits import EdgeBits, bfs_bits
 
 
 @dataclass
@@ -41,6 +42,7 @@ class WalkGraph:
     size: int                    # agent values lo..lo+size-1
     _kernel: object = None       # see use_kernel
     _edge_guard: np.ndarray | None = None    # per edge: its guard's action in _kernel (use_kernel)
+    bits: EdgeBits | None = None  # the edges' conditions as bit tables, where they only forbid values
     compiled: bool = True        # the breadth-first layers in compiled code (False: numpy, the reference)
 
     def __post_init__(self) -> None:
@@ -109,7 +111,6 @@ class WalkGraph:
         """(rows, values): each row's walking distance to every value of its agent (-1:
         unreachable), and each row's agent variable."""
         n = S.shape[0]
-        en = self.enabled(S)
         if self.selector is None:
             grp = np.zeros(n, dtype=np.int64)
         else:
@@ -124,10 +125,13 @@ class WalkGraph:
         frontier = np.zeros((n, self.size), dtype=bool)
         frontier[np.arange(n), start] = True
         frontier[grp < 0] = False       # no agent selected: the walk region is the state itself
-        if self.compiled:
-            _bfs_nb(dist, frontier, en, self._out_start, self._out_edges, self.dst)
+        if self.compiled and self.bits is not None:
+            bfs_bits(dist, frontier, self.bits.open_bits(S), self._out_start, self._out_edges, self.dst,
+                     self.bits.edge_guard)
+        elif self.compiled:
+            _bfs_nb(dist, frontier, self.enabled(S), self._out_start, self._out_edges, self.dst)
         else:
-            bfs_numpy(dist, frontier, en, self.src, self.dst)
+            bfs_numpy(dist, frontier, self.enabled(S), self.src, self.dst)
         return dist, agent
 
 
@@ -227,7 +231,7 @@ def analyse(task: Task) -> WalkGraph | None:
                      np.array([e[1] - lo for e in edges], dtype=np.int64),
                      np.array([e[2] - lo for e in edges], dtype=np.int64),
                      np.array([agents.index(e[0]) for e in edges], dtype=np.int64),
-                     rest, lo, hi - lo + 1)
+                     rest, lo, hi - lo + 1, bits=EdgeBits.build(rest, task.var_bounds))
 
 
 def _selector(edges: list, agents: list[int]) -> tuple[int | None, list[int]]:
