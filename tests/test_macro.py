@@ -158,6 +158,18 @@ def test_edge_bits_equal_the_edge_conditions(model: str, instance: str, opts: tu
         assert EdgeBits.build([two], task.var_bounds) is None
 
 
+@pytest.mark.parametrize("columns", [1, 63, 64, 65, 130])
+def test_boolean_edges_as_bits_round_trip(columns: int) -> None:
+    from puzzleplan.solvers.walkbits import as_bits
+
+    en = np.random.default_rng(columns).random((7, columns)) < 0.5
+    bits = as_bits(en)
+    assert bits.dtype == np.uint64 and bits.shape == (7, -(-columns // 64))
+    e = np.arange(columns)
+    got = (bits[:, e >> 6] >> (e & 63).astype(np.uint64)) & np.uint64(1)
+    assert np.array_equal(got.astype(bool), en)
+
+
 @pytest.mark.parametrize("model,instance,opts", [
     ("sokoban", MICROBAN, ("level=21", "metric=pushes", "heuristic=matching")),
     ("kwirk", str(KWIRK / "going-up" / "06_1-6.txt"), ()),

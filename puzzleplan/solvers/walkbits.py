@@ -117,9 +117,21 @@ def _open_bits(S, VARS, LO, OFF, KILL, ALL, out):  # noqa: ANN001, ANN202
                 out[r, w] &= ~KILL[row, w]
 
 
+def as_bits(en: np.ndarray) -> np.ndarray:
+    """(rows, edges) booleans as (rows, words) uint64 bit sets, bit e = column e."""
+    n, m = en.shape
+    words = max(1, -(-m // 64))
+    padded = np.zeros((n, 64 * words), dtype=bool)
+    padded[:, :m] = en
+    packed = np.packbits(padded, axis=1, bitorder="little")     # byte j: columns 8j..8j+7
+    return np.ascontiguousarray(packed).view("<u8").astype(np.uint64, copy=False)
+
+
 @nb.njit(cache=True, nogil=True)
 def bfs_bits(dist, frontier, bits, out_start, out_edges, dst, edge_guard):  # noqa: ANN001, ANN201
-    """``walkgraph._bfs_nb`` with the edges' conditions read from ``open_bits``."""
+    """Breadth-first layers of every row's walk region, ``dist`` (-1 = unreached) filled in place
+    from ``frontier``; edge e is open in row r when bit ``edge_guard[e]`` of ``bits[r]`` is set
+    (``EdgeBits.open_bits``, or ``as_bits`` of a boolean matrix)."""
     n, size = dist.shape
     one = np.uint64(1)
     queue = np.empty(size, dtype=np.int64)

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
 from ..encodings.npkernel import evaluate
 from ..ir.task import Task
 from ..lang.expr import And, Expr, substitute, variables_of
-from .walkbits import EdgeBits, bfs_bits
+from .walkbits import EdgeBits, as_bits, bfs_bits
 
 
 @dataclass
@@ -129,7 +128,8 @@ class WalkGraph:
             bfs_bits(dist, frontier, self.bits.open_bits(S), self._out_start, self._out_edges, self.dst,
                      self.bits.edge_guard)
         elif self.compiled:
-            _bfs_nb(dist, frontier, self.enabled(S), self._out_start, self._out_edges, self.dst)
+            bfs_bits(dist, frontier, as_bits(self.enabled(S)), self._out_start, self._out_edges, self.dst,
+                     np.arange(self.src.shape[0], dtype=np.int64))
         else:
             bfs_numpy(dist, frontier, self.enabled(S), self.src, self.dst)
         return dist, agent
@@ -155,29 +155,6 @@ def bfs_numpy(dist: np.ndarray, frontier: np.ndarray, en: np.ndarray, src: np.nd
         layer += 1
         dist[new] = layer
         frontier = new
-
-
-@nb.njit(cache=True, nogil=True)
-def _bfs_nb(dist, frontier, en, out_start, out_edges, dst):  # noqa: ANN001, ANN202
-    n, size = dist.shape
-    queue = np.empty(size, dtype=np.int64)
-    for r in range(n):
-        head = tail = 0
-        for v in range(size):
-            if frontier[r, v]:
-                queue[tail] = v
-                tail += 1
-        while head < tail:
-            v = queue[head]
-            head += 1
-            for k in range(out_start[v], out_start[v + 1]):
-                e = out_edges[k]
-                if en[r, e]:
-                    w = dst[e]
-                    if dist[r, w] < 0:
-                        dist[r, w] = dist[r, v] + 1
-                        queue[tail] = w
-                        tail += 1
 
 
 def _conjuncts(e: Expr) -> list[Expr]:
