@@ -40,7 +40,11 @@ def allowed(e: Expr, var_bounds: list[tuple[int, int]]) -> dict[int, np.ndarray]
             return None
         S = np.zeros((hi - lo + 1, len(var_bounds)), dtype=np.int64)
         S[:, v] = np.arange(lo, hi + 1)
-        return {v: np.asarray(evaluate(e, S), dtype=bool)}
+        try:    # every value of the domain, also ones no state takes: an error there costs the table
+            with np.errstate(all="raise"):
+                return {v: np.asarray(evaluate(e, S), dtype=bool)}
+        except (ArithmeticError, ValueError, IndexError, FloatingPointError):
+            return None
     if e.op == "and":
         parts = [allowed(a, var_bounds) for a in e.args]
     elif e.op == "not" and e.args[0].op == "or":

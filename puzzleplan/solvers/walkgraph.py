@@ -41,7 +41,7 @@ class WalkGraph:
     size: int                    # agent values lo..lo+size-1
     _kernel: object = None       # see use_kernel
     _edge_guard: np.ndarray | None = None    # per edge: its guard's action in _kernel (use_kernel)
-    bits: EdgeBits | None = None  # the edges' conditions as bit tables, where they only forbid values
+    bits: EdgeBits | None = None  # the edge conditions as bit tables (walkbits.py), where they allow it
     compiled: bool = True        # the breadth-first layers in compiled code (False: numpy, the reference)
 
     def __post_init__(self) -> None:
