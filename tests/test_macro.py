@@ -135,7 +135,6 @@ def test_walk_graph_closure_equals_generic_closure(model: str, instance: str, op
 @pytest.mark.parametrize("model,instance,opts", [
     ("sokoban", MICROBAN, ("level=144", "metric=pushes")),
     ("kwirk", str(KWIRK / "going-up" / "08_1-8.txt"), ()),
-    ("kwirk", str(KWIRK / "going-up" / "18_2-8.txt"), ()),
 ])
 def test_edge_bits_equal_the_edge_conditions(model: str, instance: str, opts: tuple) -> None:
     # walkbits: one table row per variable gives every edge condition of a state at once
