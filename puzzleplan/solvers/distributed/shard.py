@@ -16,7 +16,9 @@ Each step is a call across processes under Ray, so the coordinator makes two per
 can: ``open_layer`` (commit the previous layer, save it, steps 1-2) and ``settle`` (step 3, then
 either the next round's step 2 or, when the coordinator knows the layer closes with this round,
 step 4).  The layer closes with a round when no shard has work left and the round's expansions
-made no zero-cost successor -- always, on unit-cost tasks.
+made no zero-cost successor -- always, on unit-cost tasks.  Where nothing the coordinator checks
+between two bfs layers depends on the next one's size (no state or memory limit, no checkpoint),
+``settle_open`` closes a layer and opens the next in the same call: one call per layer.
 
 Cost and f layers (``order`` ucs or astar).  A layer is then every state of one cost ``g`` (ucs:
 Dial's buckets) or one ``f = g + h`` (astar), in increasing order.  A successor's layer is the
