@@ -309,9 +309,9 @@ def dispatch_plan(task: Task) -> tuple[int, dict[int, list[int]], list[int]] | N
     no variable splits the actions usefully.
 
     Why: a kernel that evaluates every guard on every row costs what all the actions cost, and a
-    Sokoban level has 1,700 push actions, of which the 4 at the player's cell can apply.
-    Dispatching on the player's cell evaluates only those (Fast Downward's successor generator,
-    one level deep).
+    grid board with an agent can have 1,700 ground actions, of which the 4 at the agent's cell can
+    apply.  Dispatching on the agent's cell evaluates only those (Fast Downward's successor
+    generator, one level deep).
     """
     nodes, key_of = _index_keys(task)
     tested: dict[int, int] = {}

@@ -1,14 +1,15 @@
 """Walk edges whose condition tests each variable on its own, tested for every edge at once.
 
-On a grid the condition of a walk edge into a square is usually "nothing stands there": for
-Sokoban, no box variable has that square's value (``!(box1 == c | box2 == c | ...)``); for
-Kwirk, no block covers it (``!(T1[block1] == 1 | ...)``).  Evaluated edge by edge that is one
-test per (edge, object): 64 squares x 16 boxes in Microban 144, for every state a search stores.
+On a grid the condition of a walk edge into a square is usually "nothing stands there": no
+object variable has that square's value (``!(obj1 == c | obj2 == c | ...)``), or none covers it
+through a table lookup (``!(T1[obj1] == 1 | ...)``).  Evaluated edge by edge that is one test per
+(edge, object): 64 squares x 16 objects on one benchmark board, for every state a search stores.
 Read the other way round, each variable's value rules out a fixed set of edges, so a table per
 variable, indexed by its value, holds the bits of the conditions that value breaks; a state's
 open conditions are all bits but the union of one table row per variable -- 16 lookups
 instead of 1,024 tests.  It is the bit-parallel evaluation the compiled kernel uses for derived
-views (``compiled.bit_tables``), for the walk graph's edges.
+views (``compiled.bit_tables``), for the walk graph's edges (figures: docs/architecture.md,
+"Macro walking").
 
 It applies when every condition is a conjunction of tests of one variable each (negated
 disjunctions included: ``!(a | b)`` is ``!a & !b``); each test is evaluated over its variable's
@@ -60,6 +61,14 @@ def allowed(e: Expr, var_bounds: list[tuple[int, int]]) -> dict[int, np.ndarray]
     return out
 
 
+def distinct(rest: list[Expr]) -> tuple[list[Expr], np.ndarray]:
+    """The distinct conditions among the edges' (the edges into one cell of a grid share theirs)
+    and, per edge, its condition's index."""
+    index: dict[Expr, int] = {}      # expressions are interned: identity is structural equality
+    edge_guard = np.array([index.setdefault(r, len(index)) for r in rest], dtype=np.int64)
+    return list(index), edge_guard
+
+
 class EdgeBits:
     """Per state, one bit per distinct edge condition: set when the condition holds."""
 
@@ -88,18 +97,11 @@ class EdgeBits:
     @classmethod
     def build(cls, rest: list[Expr], var_bounds: list[tuple[int, int]]) -> EdgeBits | None:
         """The tables for these edge conditions, or None when one has another shape."""
-        index: dict[Expr, int] = {}      # expressions are interned: identity is structural equality
-        guards: list[dict[int, np.ndarray]] = []
-        edge_guard = np.empty(len(rest), dtype=np.int64)
-        for k, r in enumerate(rest):
-            if r not in index:
-                ok = allowed(r, var_bounds)
-                if ok is None:
-                    return None
-                index[r] = len(guards)
-                guards.append(ok)
-            edge_guard[k] = index[r]
-        return cls(guards, edge_guard, var_bounds)
+        conditions, edge_guard = distinct(rest)
+        guards = [allowed(c, var_bounds) for c in conditions]
+        if any(g is None for g in guards):
+            return None
+        return cls(guards, edge_guard, var_bounds)  # type: ignore[arg-type]
 
     def open_bits(self, S: np.ndarray) -> np.ndarray:
         """(rows, words) uint64: bit g of a row is set when condition g holds in that state."""
