@@ -31,16 +31,17 @@ With W = TIE_WEIGHT (2^20) a cost-optimal plan is lexicographically optimal when
 moves < W (moves-pushes) or (pushes + 1) * squares <= W (pushes-moves): see
 docs/models/sokoban.md for the argument; ``split_cost`` turns a cost back into the pair.
 
-Heuristic (option ``heuristic``): ``nearest`` = sum over boxes of dist[box] -- every box needs
-at least that many pushes of its own, one push moves one box, so the sum never exceeds the
-pushes still needed; and every push is also a move, so it never exceeds the moves still needed
-either: admissible for both metrics.  ``bipartite`` takes the larger of that and the goal-side
-sum (each goal's nearest box).  ``matching`` (the default) is the cheapest assignment of boxes
-to distinct goals by per-goal push distances (see ``_matching``: a ``MinAssignment`` node,
-O(K^3) per state); it is never below the other two.  ``prune=freeze`` adds freeze deadlocks
-to the dead squares: no push that completes a 2x2 block of boxes and walls holding a box off
-its goal, or that leaves a box off its goal pinned for good by walls, dead squares and boxes
-pinned in turn (``_blocked``).
+Heuristic (option ``heuristic``): ``nearest`` = sum over boxes of the push distance to the
+nearest goal (``Board.push_distances``: a lone box's fewest pushes, following where the player
+can walk around it) -- every box needs at least that many pushes of its own, one push moves one
+box, so the sum never exceeds the pushes still needed; and every push is also a move, so it
+never exceeds the moves still needed either: admissible for both metrics. ``bipartite`` takes
+the larger of that and the goal-side sum (each goal's nearest box). ``matching`` (the default)
+is the cheapest assignment of boxes to distinct goals by per-goal push distances (see
+``_matching``: a ``MinAssignment`` node, O(K^3) per state); it is never below the other two.
+``prune=freeze`` adds freeze deadlocks to the dead squares: no push that completes a 2x2 block
+of boxes and walls holding a box off its goal, or that leaves a box off its goal pinned for
+good by walls, dead squares and boxes pinned in turn (``_blocked``).
 
 Instance files: standard XSB (``#`` wall, `` ``/``-``/``_`` floor, ``$`` box, ``.`` goal,
 ``*`` box on goal, ``@`` player, ``+`` player on goal), several levels per file, each named by
@@ -54,6 +55,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from puzzleplan.lang import (
     Act,
@@ -279,6 +281,69 @@ class Board:
                     q.append(x)
         return dist
 
+    @cached_property
+    def sides(self) -> list[dict[int, int]]:
+        """sides[c]: for each square next to ``c``, the part of the floor it lies in while a box
+        stands on ``c`` (the floor without ``c``, split into connected parts; walls only, no
+        other box).  The player can walk from one neighbour of the box to another only within
+        one part."""
+        out = []
+        for c in range(self.n):
+            part: dict[int, int] = {}
+            near: dict[int, int] = {}
+            for _, dr, dc in DIRS:
+                s = self.step(c, dr, dc)
+                if s is None:
+                    continue
+                if s not in part:
+                    label, todo = len(near), [s]
+                    part[s] = label
+                    while todo:
+                        x = todo.pop()
+                        for _, er, ec in DIRS:
+                            y = self.step(x, er, ec)
+                            if y is not None and y != c and y not in part:
+                                part[y] = label
+                                todo.append(y)
+                near[s] = part[s]
+            out.append(near)
+        return out
+
+    def push_distances(self, goal: int) -> list[int | None]:
+        """dist[i]: fewest pushes taking a lone box from square ``i`` onto ``goal`` (None: never),
+        with the player starting wherever suits it best.
+
+        Unlike :meth:`_pull_distances` this follows the player: the search runs over (box
+        square, part of the floor the player is in, see :attr:`sides`), since after a push the
+        player stands behind the box and must walk around it, without crossing it, to push it
+        another way -- through a doorway the box itself may block.  Backwards from the goal:
+        a box on ``y`` with the player in part ``p`` came by a push from ``x = y - d``, the
+        player on ``x - d`` before and on ``x`` after, so ``x`` must lie in part ``p`` of ``y``.
+        Other boxes are ignored and the start part is the best one, so this is a lower bound on
+        the pushes of that box in any state, and never below the pull distance.
+        """
+        sides = self.sides
+        dist: dict[tuple[int, int], int] = {(goal, p): 0 for p in set(sides[goal].values())}
+        q = deque(dist)
+        while q:
+            y, p = q.popleft()
+            for _, dr, dc in DIRS:
+                x = self.step(y, -dr, -dc)
+                if x is None or sides[y].get(x) != p:
+                    continue
+                behind = self.step(x, -dr, -dc)
+                if behind is None:
+                    continue
+                key = (x, sides[x][behind])
+                if key not in dist:
+                    dist[key] = dist[y, p] + 1
+                    q.append(key)
+        best: list[int | None] = [None] * self.n
+        for (i, _), d in dist.items():
+            if best[i] is None or d < best[i]:  # type: ignore[operator]
+                best[i] = d
+        return best
+
     def cell(self, i: int) -> int:
         r, c = self.rc[i]
         return r * self.C + c
@@ -328,16 +393,17 @@ def _blocked(b: Board, c: int, axis: int, walls: frozenset, depth: int, occupied
     return Or(*parts) if parts else False
 
 
-def _matching(b: Board, box: list, far: int) -> Expr:
+def _matching(box: list, to_goal: list[list[int | None]], far: int) -> Expr:
     """Minimum-cost assignment of boxes to distinct goals, by per-goal push distances.
 
-    Every goal ends with its own box, a box needs at least its pull distance to its goal in
-    pushes of its own, and one push moves one box: the cheapest assignment is a lower bound on the
-    pushes (hence the moves) still needed.  It is symmetric in the boxes (they are
-    interchangeable) and never below ``nearest`` or the goal-side sum, since each box's assigned
-    goal is at least as far as its nearest one and each goal's box at least as far as its nearest.
+    Every goal ends with its own box, a box needs at least its push distance to its goal
+    (:meth:`Board.push_distances`) in pushes of its own, and one push moves one box: the
+    cheapest assignment is a lower bound on the pushes (hence the moves) still needed.  It is
+    symmetric in the boxes (they are interchangeable) and never below ``nearest`` or the
+    goal-side sum, since each box's assigned goal is at least as far as its nearest one and each
+    goal's box at least as far as its nearest.
     """
-    per_goal = [Table([far if x is None else x for x in b._pull_distances([g])], far) for g in b.goals]
+    per_goal = [Table([far if x is None else x for x in ds], far) for ds in to_goal]
     return MinAssignment([[t[x] for t in per_goal] for x in box])
 
 
@@ -416,14 +482,16 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     m.walks("walk", reversible=True)   # player-reachability: ucs/astar store only post-push states
     m.goal(And(*[occ[g] for g in b.goals]))
     far = n * K + 1                      # a box on a dead square: no plan at all, any bound is admissible
-    dist = Table([far if x is None else x for x in b.dist], far)
+    to_goal = [b.push_distances(g) for g in b.goals]
+    dist = Table([far if not ds else min(ds) for ds in ([d for d in col if d is not None]
+                                                        for col in zip(*to_goal))], far)
     nearest = Sum(dist[x] for x in box)
     if heuristic == "matching":
-        pushes_left = _matching(b, box, far)
+        pushes_left = _matching(box, to_goal, far)
     elif heuristic != "nearest":
         # every goal ends with a box of its own, which needs at least its distance to that goal in
         # pushes of its own: summed over goals, the nearest box's distance is a lower bound too
-        per_goal = [Table([far if x is None else x for x in b._pull_distances([g])], far) for g in b.goals]
+        per_goal = [Table([far if x is None else x for x in ds], far) for ds in to_goal]
         pushes_left = Max(nearest, Sum(Min(*[t[x] for x in box]) for t in per_goal))
     else:
         pushes_left = nearest

@@ -13,6 +13,7 @@ by this project.
 
 from __future__ import annotations
 
+import heapq
 import random
 import re
 from pathlib import Path
@@ -220,6 +221,115 @@ def test_pruning_keeps_the_optimum_and_the_heuristic_never_overestimates(tmp_pat
         for prune in ("dead", "freeze"):
             pruned = loaded(tmp_path, rows, f"metric={metric}", f"prune={prune}")
             assert reference_optimum(pruned.task) == best, (metric, prune)
+
+
+SOKOBAN = api.load_model("sokoban")
+DIRS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+def board(rows: list[str]):
+    return SOKOBAN.Board(SOKOBAN.read_xsb("\n".join(rows) + "\nTitle: t\n", "t").pick("1"))
+
+
+def lone_box_pushes(b, goal: int) -> list[int | None]:
+    """Fewest pushes from (box on i, player anywhere) to the box on ``goal``, by Dijkstra backwards
+    over the plain (box, player) states of a board with one box: walks cost 0, pushes 1.  An
+    independent reference for :meth:`Board.push_distances`, which searches floor parts instead."""
+    dist: dict[tuple[int, int], int] = {}
+    heap = [(0, goal, p) for p in range(b.n) if p != goal]
+    while heap:
+        d, y, q = heapq.heappop(heap)
+        if (y, q) in dist:
+            continue
+        dist[y, q] = d
+        for dr, dc in DIRS:
+            came = b.step(q, dr, dc)              # the player walked from there to q
+            if came is not None and came != y and (y, came) not in dist:
+                heapq.heappush(heap, (d, y, came))
+            x = b.step(y, -dr, -dc)               # the box came from x, pushed from behind x
+            behind = b.step(x, -dr, -dc)
+            if x == q and behind is not None and (x, behind) not in dist:
+                heapq.heappush(heap, (d + 1, x, behind))
+    best: list[int | None] = [None] * b.n
+    for (i, _), d in dist.items():
+        if best[i] is None or d < best[i]:
+            best[i] = d
+    return best
+
+
+def random_boards(seed: int, count: int) -> list[list[str]]:
+    """Small walled boards with one or two boxes, player inside (those the parser accepts)."""
+    rng = random.Random(seed)
+    out: list[list[str]] = []
+    while len(out) < count:
+        g = [["#"] * 9 for _ in range(7)]
+        free = []
+        for r in range(1, 6):
+            for c in range(1, 8):
+                if rng.random() >= 0.3:
+                    g[r][c] = " "
+                    free.append((r, c))
+        nb = rng.choice((1, 2))
+        if len(free) < 2 * nb + 1:
+            continue
+        spots = rng.sample(free, 2 * nb + 1)
+        for (r, c), ch in zip(spots, "$" * nb + "." * nb + "@"):
+            g[r][c] = ch
+        rows = ["".join(x) for x in g]
+        try:
+            board(rows)
+        except Exception:        # a box or goal walled off from the player: not a level
+            continue
+        out.append(rows)
+    return out
+
+
+# the box must go up through the gap and come back down: 4 pushes (pull distance 2), because
+# the player cannot get above it while it stands in the gap
+DOORWAY = ["#########",
+           "## #   ##",
+           "#   ### #",
+           "#   . # #",
+           "# #$  # #",
+           "#@#  #  #",
+           "#########"]
+
+
+@pytest.mark.parametrize("source", ["random", "microban", "xsokoban-2"])
+def test_push_distances_equal_a_search_over_box_and_player_squares(source):
+    if source == "random":
+        boards = [board(rows) for rows in random_boards(11, 40)] + [board(DOORWAY)]
+    elif source == "microban":
+        data = SOKOBAN.read_xsb(MICROBAN.read_text(), str(MICROBAN))
+        boards = [SOKOBAN.Board(data.pick(str(k))) for k in range(1, 31)]
+    else:
+        path = ROOT / "instances" / "sokoban" / "xsokoban90.xsb"
+        boards = [SOKOBAN.Board(SOKOBAN.read_xsb(path.read_text(), str(path)).pick("2"))]
+    stronger = 0
+    for b in boards:
+        for g in b.goals:
+            got, pull = b.push_distances(g), b._pull_distances([g])
+            assert got == lone_box_pushes(b, g)
+            assert all(x is None or (p is not None and p <= x) for x, p in zip(got, pull))
+            stronger += sum(x != p for x, p in zip(got, pull))
+    assert stronger > 0          # boards where following the player matters were among them
+
+
+def test_the_player_aware_heuristic_is_admissible_where_it_is_stronger(tmp_path):
+    for metric in ("pushes", "moves"):
+        plain = loaded(tmp_path, DOORWAY, f"metric={metric}", "prune=none")
+        hstar = cost_to_go(plain.task)
+        for heuristic in ("nearest", "bipartite", "matching"):
+            est = loaded(tmp_path, DOORWAY, f"metric={metric}", "prune=none", f"heuristic={heuristic}")
+            for s, h in hstar.items():
+                if h is not None:
+                    assert ref.heuristic(est.task, list(s)) <= h, (metric, heuristic, s)
+    b = board(DOORWAY)
+    box, goal = b.boxes0[0], b.goals[0]
+    pushes = loaded(tmp_path, DOORWAY, "metric=pushes", "prune=none")
+    h0 = ref.heuristic(pushes.task, pushes.task.init)
+    exact = cost_to_go(pushes.task)[ref.canonical(pushes.task, pushes.task.init)]
+    assert h0 == b.push_distances(goal)[box] == exact > b._pull_distances([goal])[box]
 
 
 def test_boxes_are_interchangeable(tmp_path):
