@@ -250,7 +250,9 @@ class Board:
         self.player0 = self.index[start]
         self.boxes0 = [self.index[rc] for rc in self.rc if grid[rc] in "$*"]
         self.goals = [self.index[rc] for rc in self.rc if grid[rc] in ".*+"]
-        self.dist = self._pull_distances()
+        # per goal, then to the nearest goal; None: no goal ever (a dead square)
+        self.to_goal = [self.push_distances(g) for g in self.goals]
+        self.dist = [min((d for d in col if d is not None), default=None) for col in zip(*self.to_goal)]
         self.live = {i for i in range(self.n) if self.dist[i] is not None}
 
     def step(self, i: int | None, dr: int, dc: int) -> int | None:
@@ -258,28 +260,6 @@ class Board:
             return None
         r, c = self.rc[i]
         return self.index.get((r + dr, c + dc))
-
-    def _pull_distances(self, goals: list[int] | None = None) -> list[int | None]:
-        """dist[i]: fewest pushes taking a lone box from square i to some goal (None: never).
-
-        Backwards from the goals: a box on y got there by a push from x = y - d, which needs the
-        player on x - d.  Other boxes are ignored, so this is a lower bound, and None is proof
-        that no goal is reachable (a dead square).
-        """
-        dist: list[int | None] = [None] * self.n
-        goals = self.goals if goals is None else goals
-        q = deque(goals)
-        for g in goals:
-            dist[g] = 0
-        while q:
-            y = q.popleft()
-            for _, dr, dc in DIRS:
-                x = self.step(y, -dr, -dc)
-                behind = self.step(x, -dr, -dc)
-                if x is not None and behind is not None and dist[x] is None:
-                    dist[x] = dist[y] + 1  # type: ignore[operator]
-                    q.append(x)
-        return dist
 
     @cached_property
     def sides(self) -> list[dict[int, int]]:
@@ -313,14 +293,17 @@ class Board:
         """dist[i]: fewest pushes taking a lone box from square ``i`` onto ``goal`` (None: never),
         with the player starting wherever suits it best.
 
-        Unlike :meth:`_pull_distances` this follows the player: the search runs over (box
-        square, part of the floor the player is in, see :attr:`sides`), since after a push the
-        player stands behind the box and must walk around it, without crossing it, to push it
-        another way -- through a doorway the box itself may block.  Backwards from the goal:
+        The search follows the player, not the box alone: it runs over (box square, part of
+        the floor the player is in, see :attr:`sides`), since after a push the player stands
+        behind the box and must walk around it, without crossing it, to push it another way --
+        through a doorway the box itself may block.  (The classic pull distance, which lets the
+        player appear on any side, is lower wherever that matters: XSokoban 17's initial
+        bound goes from 121 to 201 pushes.)  Backwards from the goal:
         a box on ``y`` with the player in part ``p`` came by a push from ``x = y - d``, the
         player on ``x - d`` before and on ``x`` after, so ``x`` must lie in part ``p`` of ``y``.
         Other boxes are ignored and the start part is the best one, so this is a lower bound on
-        the pushes of that box in any state, and never below the pull distance.
+        the pushes of that box in any state, and None is proof that the box can never reach
+        ``goal``.
         """
         sides = self.sides
         dist: dict[tuple[int, int], int] = {(goal, p): 0 for p in set(sides[goal].values())}
@@ -482,9 +465,8 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     m.walks("walk", reversible=True)   # player-reachability: ucs/astar store only post-push states
     m.goal(And(*[occ[g] for g in b.goals]))
     far = n * K + 1                      # a box on a dead square: no plan at all, any bound is admissible
-    to_goal = [b.push_distances(g) for g in b.goals]
-    dist = Table([far if not ds else min(ds) for ds in ([d for d in col if d is not None]
-                                                        for col in zip(*to_goal))], far)
+    to_goal = b.to_goal
+    dist = Table([far if x is None else x for x in b.dist], far)
     nearest = Sum(dist[x] for x in box)
     if heuristic == "matching":
         pushes_left = _matching(box, to_goal, far)
