@@ -105,6 +105,7 @@ TIE_WEIGHT = 1 << 20     # the weight of the first count in the tie-broken metri
 COSTS = {"moves": (1, 1), "pushes": (0, 1), "pushes-moves": (1, TIE_WEIGHT + 1),
          "moves-pushes": (TIE_WEIGHT, TIE_WEIGHT + 1)}
 DIRS = (("u", -1, 0), ("d", 1, 0), ("l", 0, -1), ("r", 0, 1))
+NO_SIDE = 4   # Board.parts: a part of the floor that touches no side of the box
 
 
 @dataclass
@@ -251,7 +252,8 @@ class Board:
         self.boxes0 = [self.index[rc] for rc in self.rc if grid[rc] in "$*"]
         self.goals = [self.index[rc] for rc in self.rc if grid[rc] in ".*+"]
         # per goal, then to the nearest goal; None: no goal ever (a dead square)
-        self.to_goal = [self.push_distances(g) for g in self.goals]
+        self.by_part = [self.part_distances(g) for g in self.goals]
+        self.to_goal = [self._least(d) for d in self.by_part]
         self.dist = [min((d for d in col if d is not None), default=None) for col in zip(*self.to_goal)]
         self.live = {i for i in range(self.n) if self.dist[i] is not None}
 
@@ -262,67 +264,77 @@ class Board:
         return self.index.get((r + dr, c + dc))
 
     @cached_property
-    def sides(self) -> list[dict[int, int]]:
-        """sides[c]: for each square next to ``c``, the part of the floor it lies in while a box
-        stands on ``c`` (the floor without ``c``, split into connected parts; walls only, no
-        other box).  The player can walk from one neighbour of the box to another only within
-        one part."""
+    def parts(self) -> list[list[int]]:
+        """parts[c][x]: which part of the floor square ``x`` lies in while a box stands on ``c``.
+
+        The floor without ``c`` (walls only, no other box) splits into connected parts; those
+        touching ``c`` are numbered 0..3 in the order of ``DIRS``, and ``NO_SIDE`` marks squares
+        of a part that touches no side of ``c`` (and ``c`` itself).  The player can walk from one
+        side of the box to another only within one part, and from a ``NO_SIDE`` part never
+        reaches the box at all.
+        """
         out = []
         for c in range(self.n):
-            part: dict[int, int] = {}
-            near: dict[int, int] = {}
+            part = [NO_SIDE] * self.n
+            label = 0
             for _, dr, dc in DIRS:
                 s = self.step(c, dr, dc)
-                if s is None:
+                if s is None or part[s] != NO_SIDE:
                     continue
-                if s not in part:
-                    label, todo = len(near), [s]
-                    part[s] = label
-                    while todo:
-                        x = todo.pop()
-                        for _, er, ec in DIRS:
-                            y = self.step(x, er, ec)
-                            if y is not None and y != c and y not in part:
-                                part[y] = label
-                                todo.append(y)
-                near[s] = part[s]
-            out.append(near)
+                part[s], todo = label, [s]
+                while todo:
+                    x = todo.pop()
+                    for _, er, ec in DIRS:
+                        y = self.step(x, er, ec)
+                        if y is not None and y != c and part[y] == NO_SIDE:
+                            part[y] = label
+                            todo.append(y)
+                label += 1
+            out.append(part)
         return out
 
-    def push_distances(self, goal: int) -> list[int | None]:
-        """dist[i]: fewest pushes taking a lone box from square ``i`` onto ``goal`` (None: never),
-        with the player starting wherever suits it best.
+    def part_distances(self, goal: int) -> dict[tuple[int, int], int]:
+        """Fewest pushes taking a lone box from square ``i``, the player in part ``p`` of the
+        floor (:attr:`parts`), onto ``goal``, keyed ``(i, p)``; a missing key: never.
 
-        The search follows the player, not the box alone: it runs over (box square, part of
-        the floor the player is in, see :attr:`sides`), since after a push the player stands
-        behind the box and must walk around it, without crossing it, to push it another way --
-        through a doorway the box itself may block.  (The classic pull distance, which lets the
-        player appear on any side, is lower wherever that matters: XSokoban 17's initial
-        bound goes from 121 to 201 pushes.)  Backwards from the goal:
-        a box on ``y`` with the player in part ``p`` came by a push from ``x = y - d``, the
-        player on ``x - d`` before and on ``x`` after, so ``x`` must lie in part ``p`` of ``y``.
-        Other boxes are ignored and the start part is the best one, so this is a lower bound on
-        the pushes of that box in any state, and None is proof that the box can never reach
-        ``goal``.
+        The search follows the player, not the box alone: after a push the player stands behind
+        the box and must walk around it, without crossing it, to push it another way -- through
+        a doorway the box itself may block.  Backwards from the goal: a box on ``y`` with the
+        player in part ``p`` came by a push from ``x = y - d``, the player on ``x - d`` before
+        and on ``x`` after, so ``x`` must lie in part ``p`` of ``y``.  Other boxes are ignored,
+        so this is a lower bound on the pushes of that box from any state with the player in
+        that part.
         """
-        sides = self.sides
-        dist: dict[tuple[int, int], int] = {(goal, p): 0 for p in set(sides[goal].values())}
-        q = deque(dist)
+        parts = self.parts
+        dist: dict[tuple[int, int], int] = {(goal, p): 0 for p in range(NO_SIDE + 1)}
+        q = deque((goal, p) for p in range(NO_SIDE))
         while q:
             y, p = q.popleft()
             for _, dr, dc in DIRS:
                 x = self.step(y, -dr, -dc)
-                if x is None or sides[y].get(x) != p:
+                if x is None or parts[y][x] != p:
                     continue
                 behind = self.step(x, -dr, -dc)
                 if behind is None:
                     continue
-                key = (x, sides[x][behind])
+                key = (x, parts[x][behind])
                 if key not in dist:
                     dist[key] = dist[y, p] + 1
                     q.append(key)
+        return dist
+
+    def push_distances(self, goal: int) -> list[int | None]:
+        """dist[i]: fewest pushes taking a lone box from square ``i`` onto ``goal`` (None: never),
+        with the player in whichever part suits it best (:meth:`part_distances`): a bound for
+        every state, and None is proof that the box can never reach ``goal``.  (The classic
+        pull distance, which lets the player appear on any side, is lower wherever walking
+        around the box matters: XSokoban 17's initial bound goes from 121 to 201 pushes.)
+        """
+        return self._least(self.part_distances(goal))
+
+    def _least(self, by_part: dict[tuple[int, int], int]) -> list[int | None]:
         best: list[int | None] = [None] * self.n
-        for (i, _), d in dist.items():
+        for (i, _), d in by_part.items():
             if best[i] is None or d < best[i]:  # type: ignore[operator]
                 best[i] = d
         return best
@@ -376,18 +388,26 @@ def _blocked(b: Board, c: int, axis: int, walls: frozenset, depth: int, occupied
     return Or(*parts) if parts else False
 
 
-def _matching(box: list, to_goal: list[list[int | None]], far: int) -> Expr:
-    """Minimum-cost assignment of boxes to distinct goals, by per-goal push distances.
+def _matching(b: Board, box: list, player: Expr, far: int) -> Expr:
+    """Minimum-cost assignment of boxes to distinct goals, by per-goal push distances that know
+    where the player is.
 
-    Every goal ends with its own box, a box needs at least its push distance to its goal
-    (:meth:`Board.push_distances`) in pushes of its own, and one push moves one box: the
-    cheapest assignment is a lower bound on the pushes (hence the moves) still needed.  It is
-    symmetric in the boxes (they are interchangeable) and never below ``nearest`` or the
-    goal-side sum, since each box's assigned goal is at least as far as its nearest one and each
-    goal's box at least as far as its nearest.
+    Every goal ends with its own box, a box needs at least its push distance to its goal in
+    pushes of its own, and one push moves one box: the cheapest assignment is a lower bound on
+    the pushes (hence the moves) still needed.  The distance is the one for the part of the
+    floor the player stands in, seen from that box (:meth:`Board.part_distances`): one lookup
+    ``parts[box * n + player]`` per box, shared by its goals' tables (indexed ``box * 5 +
+    part``).  It is symmetric in the boxes (they are interchangeable) and never below
+    ``nearest`` or the goal-side sum, since each entry is at least the box's distance to its
+    nearest goal, and to the goal's nearest box.
     """
-    per_goal = [Table([far if x is None else x for x in ds], far) for ds in to_goal]
-    return MinAssignment([[t[x] for t in per_goal] for x in box])
+    n, width = b.n, NO_SIDE + 1
+    part = Table([p for row in b.parts for p in row])
+    side = [part[x * n + player] for x in box]
+    per_goal = []
+    for d in b.by_part:
+        per_goal.append(Table([d.get((i, p), far) for i in range(n) for p in range(width)], far))
+    return MinAssignment([[t[x * width + s] for t in per_goal] for x, s in zip(box, side)])
 
 
 def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "dead",
@@ -469,7 +489,7 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     dist = Table([far if x is None else x for x in b.dist], far)
     nearest = Sum(dist[x] for x in box)
     if heuristic == "matching":
-        pushes_left = _matching(box, to_goal, far)
+        pushes_left = _matching(b, box, player, far)
     elif heuristic != "nearest":
         # every goal ends with a box of its own, which needs at least its distance to that goal in
         # pushes of its own: summed over goals, the nearest box's distance is a lower bound too
