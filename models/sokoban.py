@@ -268,7 +268,7 @@ class Board:
         """parts[c][x]: which part of the floor square ``x`` lies in while a box stands on ``c``.
 
         The floor without ``c`` (walls only, no other box) splits into connected parts; those
-        touching ``c`` are numbered 0..3 in the order of ``DIRS``, and ``NO_SIDE`` marks squares
+        touching ``c`` are numbered from 0 (at most 4 of them), and ``NO_SIDE`` marks squares
         of a part that touches no side of ``c`` (and ``c`` itself).  The player can walk from one
         side of the box to another only within one part, and from a ``NO_SIDE`` part never
         reaches the box at all.
@@ -485,7 +485,6 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     m.walks("walk", reversible=True)   # player-reachability: ucs/astar store only post-push states
     m.goal(And(*[occ[g] for g in b.goals]))
     far = n * K + 1                      # a box on a dead square: no plan at all, any bound is admissible
-    to_goal = b.to_goal
     dist = Table([far if x is None else x for x in b.dist], far)
     nearest = Sum(dist[x] for x in box)
     if heuristic == "matching":
@@ -493,7 +492,7 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
     elif heuristic != "nearest":
         # every goal ends with a box of its own, which needs at least its distance to that goal in
         # pushes of its own: summed over goals, the nearest box's distance is a lower bound too
-        per_goal = [Table([far if x is None else x for x in ds], far) for ds in to_goal]
+        per_goal = [Table([far if x is None else x for x in ds], far) for ds in b.to_goal]
         pushes_left = Max(nearest, Sum(Min(*[t[x] for x in box]) for t in per_goal))
     else:
         pushes_left = nearest
