@@ -10,11 +10,12 @@ Glossary
                sorted, and a level with 4 boxes has one state where it would have 4! = 24.
     occ[i]     derived view: is square i covered by some box.
     dead       a non-goal square from which no goal can be reached by pushes even with no
-               other box on the board (computed at build time by pulling a box backwards
-               from every goal).  A box pushed onto it can never be solved, so the push is
-               not generated: sound pruning, the optimum is kept.
+               other box on the board (computed at build time by searching a lone box
+               backwards from every goal, with the part of the floor the player is in:
+               ``Board.part_distances``).  A box pushed onto it can never be solved, so the
+               push is not generated: sound pruning, the optimum is kept.
     dist[i]    pushes needed to bring one box from square i to its nearest goal, other boxes
-               ignored (the same backwards pull search).
+               ignored (the same search, with the player wherever suits it best).
 
 Actions (plans print in the usual LURD notation)
     ``u d l r``  the player steps onto an empty neighbouring square.
