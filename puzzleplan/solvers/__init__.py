@@ -10,15 +10,15 @@ from .result import Limits, Result
 
 
 def _ucs(kernel: Kernel, limits: Limits, macro: bool = True, min_batch: int = 0,
-         macro_backend: str | None = None) -> Result:
+         macro_backend: str | None = None, width: int | None = None) -> Result:
     return bestfirst.solve(kernel, limits, use_heuristic=False, name="ucs", macro=macro,
-                           macro_backend=macro_backend, min_batch=min_batch)
+                           macro_backend=macro_backend, min_batch=min_batch, width=width)
 
 
 def _astar(kernel: Kernel, limits: Limits, macro: bool = True, min_batch: int = 0,
-           macro_backend: str | None = None) -> Result:
+           macro_backend: str | None = None, width: int | None = None) -> Result:
     return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar", macro=macro,
-                           macro_backend=macro_backend, min_batch=min_batch)
+                           macro_backend=macro_backend, min_batch=min_batch, width=width)
 
 
 def uses_macro(engine: str, task: object, options: dict) -> bool:

@@ -164,7 +164,9 @@ _SYMMETRY = Opt("symmetry", bool, True, "break symmetry between interchangeable 
 _INVARIANTS = Opt("invariants", bool, True, "add synthesised mutex invariants")
 _UNDO = Opt("undo", bool, True, "forbid an action right after one it undoes (a shortest plan never does)")
 _MACRO = (Opt("macro", bool, True, "search the walk-closed (macro) form when the model declares walks"),
-          Opt("min_batch", int, 0, "least states expanded per batch (0: the engine's default)", lo=0))
+          Opt("min_batch", int, 0, "least states expanded per batch (0: the engine's default)", lo=0),
+          Opt("width", int, None, "most states taken from one (f, g) bucket per batch, newest first "
+              "(default 16384; 0: the whole bucket)", lo=0))
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
                  choices=("paper", "improved"))
 

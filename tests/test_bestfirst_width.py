@@ -1,0 +1,69 @@
+"""The capped bucket of ``astar`` / ``ucs`` (engine option ``width``): a batch takes at most
+``width`` states of the deepest (f, g) bucket, newest first, so that the last f layer dives
+instead of being swept.  The order inside a layer must never change the optimum: checked here
+against the plain-Python Dijkstra of the reference semantics (tests/helpers.py), with the cap
+at its smallest (one state per batch, so every bucket is split) and with whole buckets."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import reference_optimum, sliding_walk, write_sliding
+
+from puzzleplan import api
+from puzzleplan.solvers import Limits
+from puzzleplan.solvers.bestfirst import _take
+from puzzleplan.verify import reference as ref
+
+ROOT = Path(__file__).resolve().parent.parent
+MICROBAN = ROOT / "instances" / "sokoban" / "microban.xsb"
+
+
+def test_take_splits_the_newest_entries_off_and_keeps_the_rest_in_order():
+    by_g = {3: [np.array([1, 2, 3]), np.array([4, 5, 5, 6])]}
+    first = _take(by_g, 3, 3)           # the last three entries of the newest array, distinct
+    assert first.tolist() == [5, 6]
+    assert [a.tolist() for a in by_g[3]] == [[1, 2, 3], [4]]
+    second = _take(by_g, 3, 2)          # the rest of that array, then the older one
+    assert second.tolist() == [3, 4]
+    assert [a.tolist() for a in by_g[3]] == [[1, 2]]
+    rest = _take(by_g, 3, 0)            # 0: the whole bucket, which then disappears
+    assert rest.tolist() == [1, 2] and 3 not in by_g
+
+
+def _check(loaded: api.Loaded, res, optimum: int | None) -> None:
+    assert res.status == "optimal", (res.status, res.message)
+    assert res.cost == optimum
+    chk = ref.check_plan(loaded.task, res.plan)
+    assert chk.ok and chk.cost == res.cost, chk.message
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_capped_buckets_keep_the_optimum_on_random_8_puzzles(tmp_path, seed):
+    rng = random.Random(seed)
+    goal = list(range(1, 9)) + [0]
+    for i in range(4):
+        start = sliding_walk(3, goal, rng, rng.randrange(8, 20))
+        loaded = api.load_task("sliding", str(write_sliding(tmp_path / f"s{i}.txt", start, 3, goal)),
+                               [])
+        optimum = reference_optimum(loaded.task)
+        for engine, width in (("astar", 1), ("astar", 3), ("astar", 0), ("ucs", 4)):
+            res = api.solve(loaded, engine, Limits(), kernel="numpy", width=width, min_batch=1)
+            _check(loaded, res, optimum)
+
+
+@pytest.mark.parametrize("metric", ["pushes", "moves"])
+def test_capped_buckets_keep_the_optimum_in_macro_form_on_microban(metric):
+    # macro walking (player regions) with batches of one state: the zero-cost walks and the
+    # re-opened states of the moves metric are where a split bucket could lose a cheaper path
+    for level in range(1, 5):
+        loaded = api.load_task("sokoban", str(MICROBAN), [f"level={level}", f"metric={metric}"])
+        optimum = reference_optimum(loaded.task)
+        for width in (1, 0):
+            res = api.solve(loaded, "astar", Limits(time_s=120), kernel="numpy", width=width,
+                            min_batch=1)
+            _check(loaded, res, optimum)
+            assert res.stats.get("macro"), "Sokoban declares walks: astar should search macro form"
