@@ -6,8 +6,8 @@ first: on sliding tiles this is what keeps the last f-layer short).  A batch
 takes at most ``width`` states of a bucket, the newest first, so that inside
 one f layer the search dives: the children of a batch, one g deeper, come
 next, and the goal at the end of a path is met before the whole layer is
-swept breadth-first (XSokoban 6 holds some 25 M states at its last f; whole
-buckets had not met the goal after 10 minutes).  The order inside a layer
+swept breadth-first (a last layer can hold tens of millions of states;
+measurements in docs/architecture.md, "Width").  The order inside a layer
 never matters for optimality: every state of smaller f is expanded first.
 A state is re-opened when a cheaper path to it turns up, so the result is
 optimal for any admissible heuristic, consistent or not, and for any
