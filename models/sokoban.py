@@ -95,8 +95,10 @@ OPTIONS = [
     Option("level", "1", "which level of the file: its 1-based number or its title"),
     Option("prune", "dead", "'dead' = never push a box onto a dead square; 'freeze' = also never "
            "leave a box off its goal that can never move again (a full 2x2 block of boxes and walls, "
-           "or boxes pinned by walls, dead squares and each other); 'none' = no pruning",
-           choices=("dead", "freeze", "none")),
+           "or boxes pinned by walls, dead squares and each other); 'corral' = also, where the player "
+           "is walled off from an unsolved area whose boundary boxes can only be pushed into it, expand "
+           "only those pushes (PI-corrals; pushes metric, astar/ucs); 'none' = no pruning",
+           choices=("dead", "freeze", "corral", "none")),
 ]
 
 BOARD_CHARS = set("#$.*@+ -_")
@@ -477,13 +479,15 @@ def build(data: Levels, metric: str = "pushes", level: str = "1", prune: str = "
         if at is None or to is None or (prune != "none" and to not in b.live):
             return None
         guard = And(player == i, box[k] == at, Not(occ[to]))
-        if prune == "freeze":   # a box for good off its goal loses: boxes and goals are as many (parse)
+        if prune in ("freeze", "corral"):   # a box for good off its goal loses (as many boxes as goals)
             guard = And(guard, *[Not(f) for f in frozen_blocks(to, at) + frozen_off_goal(to, at)])
         return Act(guard=guard,
                    effects={player: at, box[k]: to}, cost=push_cost, label=d[0].upper())
 
     m.interchangeable([(x,) for x in box])
     m.walks("walk", reversible=True)   # player-reachability: ucs/astar store only post-push states
+    if prune == "corral":
+        m.corrals(player, box, b.goals)
     m.goal(And(*[occ[g] for g in b.goals]))
     far = n * K + 1                      # a box on a dead square: no plan at all, any bound is admissible
     dist = Table([far if x is None else x for x in b.dist], far)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..lang.errors import ModelError
 from ..lang.expr import BOOL, INT, Expr, TableData, ToInt, bounds, to_text, var, walk
-from ..lang.model import MAX_COST, Act, Model, Pattern, VarInfo, When
+from ..lang.model import MAX_COST, Act, Corrals, Model, Pattern, VarInfo, When
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class Task:
     walk_reversible: bool = False
     patterns: list[Pattern] = field(default_factory=list)           # Model.pattern (pattern databases)
     additive_patterns: list[tuple[str, ...]] = field(default_factory=list)   # Model.patterns(additive=True)
+    corrals: Corrals | None = None          # Model.corrals (PI-corral pruning under macro walking)
 
     @property
     def n_vars(self) -> int:
@@ -225,6 +226,10 @@ class Task:
             out.append(f"  pattern {p.name} on " + ",".join(names[i] for i in p.vars)
                        + f" keep {list(p.keep)} free {list(p.free)}"
                        + (f" (added with {', '.join(n for n in add if n != p.name)})" if add else ""))
+        if self.corrals is not None:
+            c = self.corrals
+            out.append(f"  corrals: agent {names[c.agent]}, objects " + ",".join(names[i] for i in c.objects)
+                       + f", targets {list(c.targets)}")
         for a in self.actions:
             out.append(f"  action {a.label} cost {a.cost}")
             # "guard", not "when": When is the language's word for conditional effects
@@ -387,6 +392,7 @@ def ground(model: Model) -> Task:
         walk_reversible=model.walk_reversible,
         patterns=list(model.pattern_decls),
         additive_patterns=list(model.additive_groups),
+        corrals=model.corral_decl,
     )
     unknown = set(model.walk_schemas) - {s.name for s in model.schemas}
     if unknown:

@@ -97,6 +97,18 @@ class Pattern:
         return tuple(v for v in self.keep if v not in self.free)
 
 
+@dataclass(frozen=True)
+class Corrals:
+    """What ``Model.corrals`` declared: the walking agent, the objects it pushes (variable
+    indices) and the target values the goal asks to be covered.  docs/architecture.md ("Corral
+    pruning") has the argument that makes the pruning built on it keep an optimal plan."""
+
+    agent: int
+    objects: tuple[int, ...]
+    targets: tuple[int, ...]
+    origin: tuple[str | None, int | None] = (None, None)
+
+
 # Domains and costs the engines can hold: packed keys, cost sums and kernel arithmetic are int64.
 MAX_ABS_VALUE = 2**40
 MAX_COST = 2**31 - 1
@@ -124,6 +136,7 @@ class Model:
         self.walk_reversible = False
         self.pattern_decls: list[Pattern] = []
         self.additive_groups: list[tuple[str, ...]] = []
+        self.corral_decl: Corrals | None = None
 
     # variables ------------------------------------------------------------
     def var(self, name: str, lo: int, hi: int, init: int, aux: bool = False) -> Expr:
@@ -251,6 +264,35 @@ class Model:
             raise model_error("walks() needs at least one action schema name")
         self.walk_schemas = tuple(schemas)
         self.walk_reversible = bool(reversible)
+
+    def corrals(self, agent: Expr, objects: Sequence[Expr], targets: Iterable[int]) -> None:
+        """Declare the shape that PI-corral pruning needs: ``agent`` walks (``walks``) over the
+        same values that ``objects`` take; every other action is a push, which moves the agent
+        from ``p`` onto the square ``x`` of one object and that object from ``x`` to ``y``, and
+        needs ``y`` free of objects; objects block walks; and the goal holds exactly when every
+        value in ``targets`` holds an object (as many targets as objects).
+
+        Like ``walks`` it is about speed, not meaning: with zero-cost reversible walks, A* and
+        uniform-cost search may then expand only the pushes into one "PI-corral" (a walled-off
+        area whose boundary boxes can only be pushed into it, each such push reachable now),
+        which keeps an optimal plan (docs/architecture.md, "Corral pruning").  The push shape is
+        checked on the ground actions when a search uses it; the rest is the model's claim.
+        """
+        idx = []
+        for v in [agent, *objects]:
+            if not isinstance(v, Expr) or v.op != "var":
+                raise model_error("corrals() takes state variables: the agent and the objects")
+            i = int(v.val)  # type: ignore[arg-type]
+            if not (0 <= i < len(self.var_nodes) and self.var_nodes[i] is v):
+                raise model_error("corrals() takes this model's state variables")
+            idx.append(i)
+        if len(set(idx)) != len(idx) or len(idx) < 2:
+            raise model_error("corrals() needs an agent and at least one object, all distinct")
+        tg = tuple(_integer(t, "corrals() target value") for t in targets)
+        if len(set(tg)) != len(tg) or len(tg) != len(idx) - 1:
+            raise model_error(f"corrals() needs as many distinct targets as objects ({len(idx) - 1}), "
+                              f"got {len(tg)}")
+        self.corral_decl = Corrals(idx[0], tuple(idx[1:]), tg, caller_location())
 
     def aux_bound(self, slack: int) -> None:
         """Declare: two states equal but for their aux variables have optimal costs-to-go within ``slack``.

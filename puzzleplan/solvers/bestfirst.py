@@ -156,6 +156,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
     if mk is not None:
         stats["macro"] = {"walk_states": mk.walk_states, "normalised": mk.normalise,
                           "walk_graph": mk.graph is not None, "kernel": mk.mover.backend}
+        if mk.corrals is not None:
+            stats["macro"]["corrals"] = {"pruned": mk.corrals.pruned_states, "dead": mk.corrals.dead_states}
     if status == "optimal":
         ids_chain, acts = chain(parent.a, action.a, goal_id)
         keys = table.keys[np.array(ids_chain)]

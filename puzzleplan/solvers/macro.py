@@ -30,6 +30,7 @@ import numpy as np
 from ..encodings.kernel import Kernel, make_kernel
 from ..lang.errors import ModelError
 from ..lang.expr import walk as nodes_of
+from .corrals import CorralPruner
 from .result import Clock
 from .visited import StateTable
 from .walkgraph import analyse
@@ -41,7 +42,8 @@ CHUNK = 1024     # origins per closure: their walk regions stay in memory togeth
 class MacroKernel:
     """A kernel over post-action states: what bestfirst uses of ``Kernel`` (``expand_costs``, goal, ...)."""
 
-    def __init__(self, base: Kernel, normalise: bool = True, graph: bool = True, backend: str | None = None):
+    def __init__(self, base: Kernel, normalise: bool = True, graph: bool = True, backend: str | None = None,
+                 corrals: bool = True):
         task = base.task
         walk = sorted(set(task.walk_actions))
         if not walk:
@@ -84,6 +86,14 @@ class MacroKernel:
         self.graph = analyse(task) if graph else None   # the fast closure, where the walks allow it
         if self.graph is not None and self.graph.bits is None and self.backend != "numpy":
             self.graph.use_kernel(task, self.backend)
+        # PI-corral pruning (Model.corrals): sound only where walking is free and folded into one
+        # state per region, i.e. when normalised (docs/architecture.md, "Corral pruning")
+        self.corrals: CorralPruner | None = None
+        if corrals and task.corrals is not None and self.normalise:
+            if self.graph is None:
+                raise ModelError("corrals(): the walks must move one agent over a fixed graph",
+                                 *task.corrals.origin)
+            self.corrals = CorralPruner(task, self.graph, rest)
 
     @property
     def walker(self) -> Kernel:
@@ -133,8 +143,11 @@ class MacroKernel:
         succs, pars, acts, costs = [], [], [], []
         for lo in range(0, S.shape[0], CHUNK):
             self._tick()
-            C, origin, dist = self.closure(S[lo: lo + CHUNK])
-            succ, par, act = self.mover.expand(C)
+            if self.corrals is None:
+                C, origin, dist = self.closure(S[lo: lo + CHUNK])
+                succ, par, act = self.mover.expand(C)
+            else:
+                C, origin, dist, succ, par, act = self._pruned(S[lo: lo + CHUNK])
             gact = self.rest_idx[act]
             succs.append(succ)
             pars.append(origin[par] + lo)
@@ -153,6 +166,22 @@ class MacroKernel:
             z = np.zeros(0, dtype=np.int64)
             return np.zeros((0, self.n_vars), dtype=np.int64), z, z.copy(), z.copy()
         return np.concatenate(succs), np.concatenate(pars), np.concatenate(acts), np.concatenate(costs)
+
+    def _pruned(self, S: np.ndarray) -> tuple[np.ndarray, ...]:
+        """closure + pushes as in expand_costs, cut to one PI-corral's pushes where a row has one."""
+        assert self.corrals is not None and self.graph is not None
+        regions = self.graph.regions(S)
+        label, chosen = self.corrals.regions(S, regions[0] >= 0)
+        C, origin, dist = self.graph.closure(S, self.step, regions)
+        self.walk_states += C.shape[0]
+        succ, par, act = self.mover.expand(C)
+        keep = self.corrals.keep(label, chosen, origin[par], act)
+        cut = chosen > 0
+        self.corrals.pruned_states += int(np.count_nonzero(cut))
+        alive = np.zeros(S.shape[0], dtype=bool)
+        alive[origin[par[keep]]] = True
+        self.corrals.dead_states += int(np.count_nonzero(cut & ~alive))
+        return C, origin, dist, succ[keep], par[keep], act[keep]
 
     def goal(self, S: np.ndarray) -> np.ndarray:
         if not (self.normalise and self.goal_walks):

@@ -84,9 +84,11 @@ class WalkGraph:
         self._kernel = make_kernel(replace(task, actions=acts, walk_actions=[], heuristic=None, groups=[]),
                                    backend, fallback=True)
 
-    def closure(self, S: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(states, origin row, walking cost), origins first: every state walkable from each row of S."""
-        dist, agent = self._regions(S)
+    def closure(self, S: np.ndarray, step: int, regions: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(states, origin row, walking cost), origins first: every state walkable from each row of S.
+        ``regions``: what :meth:`regions` gave for S, where the caller needed it too."""
+        dist, agent = regions if regions is not None else self._regions(S)
         rows, vals = np.nonzero(dist >= 0)
         d = dist[rows, vals].astype(np.int64)
         by = np.argsort(d, kind="stable")
@@ -106,6 +108,9 @@ class WalkGraph:
         out = S.copy()
         out[np.arange(S.shape[0]), agent] = np.argmax(reach, axis=1) + self.lo
         return out, int(np.count_nonzero(reach))
+
+    def regions(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._regions(S)
 
     def _regions(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rows, values): each row's walking distance to every value of its agent (-1:
