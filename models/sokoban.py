@@ -42,7 +42,11 @@ is the cheapest assignment of boxes to distinct goals by per-goal push distances
 ``_matching``: a ``MinAssignment`` node, O(K^3) per state); it is never below the other two.
 ``prune=freeze`` adds freeze deadlocks to the dead squares: no push that completes a 2x2 block
 of boxes and walls holding a box off its goal, or that leaves a box off its goal pinned for
-good by walls, dead squares and boxes pinned in turn (``_blocked``).
+good by walls, dead squares and boxes pinned in turn (``_blocked``).  ``prune=corral`` adds,
+on top of that, the declaration ``Model.corrals``: with the pushes metric, astar and ucs then
+expand from a state with a PI-corral (an unsolved area walled off from the player whose boundary
+boxes can only be pushed into it, each such push reachable now) only the pushes into it; the
+argument that an optimal plan survives is in docs/architecture.md ("Corral pruning").
 
 Instance files: standard XSB (``#`` wall, `` ``/``-``/``_`` floor, ``$`` box, ``.`` goal,
 ``*`` box on goal, ``@`` player, ``+`` player on goal), several levels per file, each named by
