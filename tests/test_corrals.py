@@ -239,3 +239,20 @@ def test_the_chosen_corral_meets_the_definition_on_random_states():
             assert all(a <= U or not (a & U) for a in areas)      # a union of whole areas
             assert reference_qualifies(pr, boxes, dist[r] >= 0, U), (lv, S[r].tolist(), sorted(U))
     assert chosen_any > 100 and checked == 2000
+
+
+def test_corrals_declaration_checks_its_arguments():
+    from puzzleplan.lang import Model
+    m, other = Model("m"), Model("o")
+    p, b = m.var("p", 0, 3, 0), m.var("b", 0, 3, 1)
+    q = other.var("q", 0, 3, 0)
+    with pytest.raises(ModelError, match="takes state variables"):
+        m.corrals(p + 1, [b], [2])
+    with pytest.raises(ModelError, match="this model's state variables"):
+        m.corrals(q, [b], [2])
+    with pytest.raises(ModelError, match="as many distinct targets as objects"):
+        m.corrals(p, [b], [2, 3])
+    with pytest.raises(ModelError, match="this model's state variables"):
+        m.pattern([q], keep=[1])
+    m.corrals(p, [b], [2])
+    assert (m.corral_decl.agent, m.corral_decl.objects, m.corral_decl.targets) == (0, (1,), (2,))

@@ -194,14 +194,7 @@ class Model:
         Returns the pattern's name.  The engines build the table when a search starts (cached on disk).
         """
         where = caller_location()
-        idx = []
-        for v in vars:
-            if not isinstance(v, Expr) or v.op != "var":
-                raise model_error("pattern() takes a list of state variables")
-            i = int(v.val)  # type: ignore[arg-type]
-            if not (0 <= i < len(self.var_nodes) and self.var_nodes[i] is v):
-                raise model_error("pattern() takes this model's state variables")
-            idx.append(i)
+        idx = self._state_vars(vars, "pattern() takes a list of state variables", "pattern()")
         if not idx or len(set(idx)) != len(idx):
             raise model_error("pattern() needs distinct state variables, at least one")
         kept = tuple(_integer(k, "pattern keep value") for k in keep)
@@ -215,6 +208,19 @@ class Model:
             raise model_error(f"pattern {name!r} declared twice")
         self.pattern_decls.append(Pattern(name, tuple(idx), kept, frees, where))
         return name
+
+    def _state_vars(self, vs: Sequence[Expr], not_vars: str, who: str) -> list[int]:
+        """The indices of ``vs``, which must be this model's state variables (a model error
+        ``not_vars`` for anything else, and one naming ``who`` for another model's variables)."""
+        idx = []
+        for v in vs:
+            if not isinstance(v, Expr) or v.op != "var":
+                raise model_error(not_vars)
+            i = int(v.val)  # type: ignore[arg-type]
+            if not (0 <= i < len(self.var_nodes) and self.var_nodes[i] is v):
+                raise model_error(f"{who} takes this model's state variables")
+            idx.append(i)
+        return idx
 
     def patterns(self, names: Sequence[str], additive: bool = True) -> None:
         """Declare that the patterns ``names`` are added, not maxed: sound when no action moves
@@ -278,14 +284,8 @@ class Model:
         which keeps an optimal plan (docs/architecture.md, "Corral pruning").  The push shape is
         checked on the ground actions when a search uses it; the rest is the model's claim.
         """
-        idx = []
-        for v in [agent, *objects]:
-            if not isinstance(v, Expr) or v.op != "var":
-                raise model_error("corrals() takes state variables: the agent and the objects")
-            i = int(v.val)  # type: ignore[arg-type]
-            if not (0 <= i < len(self.var_nodes) and self.var_nodes[i] is v):
-                raise model_error("corrals() takes this model's state variables")
-            idx.append(i)
+        idx = self._state_vars([agent, *objects], "corrals() takes state variables: the agent and the "
+                               "objects", "corrals()")
         if len(set(idx)) != len(idx) or len(idx) < 2:
             raise model_error("corrals() needs an agent and at least one object, all distinct")
         tg = tuple(_integer(t, "corrals() target value") for t in targets)
