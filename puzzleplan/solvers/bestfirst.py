@@ -2,7 +2,7 @@
 
 Open states live in buckets keyed by (f, g); the engine repeatedly expands
 the bucket with the smallest f and, among those, the largest g (deep states
-first: on sliding tiles this is what keeps the last f-layer short).  A batch
+first: with a good heuristic this is what keeps the last f-layer short).  A batch
 takes at most ``width`` states of a bucket, the newest first, so that inside
 one f layer the search dives: the children of a batch, one g deeper, come
 next, and the goal at the end of a path is met before the whole layer is

@@ -34,6 +34,9 @@ class CorralPruner:
         def refuse(why: str) -> ModelError:
             return ModelError(f"corrals(): {why}", *where)
 
+        def not_a_push(label: str) -> ModelError:
+            return refuse(f"action {label} is not a push (agent on p, object on x: agent to x, object to y)")
+
         if graph.selector is not None or graph.agents != [decl.agent]:
             raise refuse("the walks must move the declared agent alone")
         lo, size = graph.lo, graph.size
@@ -61,13 +64,11 @@ class CorralPruner:
             if (len(moved) != 2 or decl.agent not in moved or len(obj) != 1
                     or any(e.cond is not None or not e.value.is_const for e in act.effects)
                     or decl.agent not in eqs or obj[0] not in eqs):
-                raise refuse(f"action {act.label} is not a push (agent on p, object on x: agent to x, "
-                             "object to y)")
+                raise not_a_push(act.label)
             p, x = eqs[decl.agent] - lo, eqs[obj[0]] - lo
             to_agent, y = int(moved[decl.agent].value.val) - lo, int(moved[obj[0]].value.val) - lo  # type: ignore[arg-type]
             if to_agent != x or y == x or (p, x) not in edges:
-                raise refuse(f"action {act.label} is not a push (agent on p, object on x: agent to x, "
-                             "object to y)")
+                raise not_a_push(act.label)
             px.append(x)
             py.append(y)
             pp.append(p)

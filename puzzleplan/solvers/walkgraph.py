@@ -88,7 +88,7 @@ class WalkGraph:
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(states, origin row, walking cost), origins first: every state walkable from each row of S.
         ``regions``: what :meth:`regions` gave for S, where the caller needed it too."""
-        dist, agent = regions if regions is not None else self._regions(S)
+        dist, agent = regions if regions is not None else self.regions(S)
         rows, vals = np.nonzero(dist >= 0)
         d = dist[rows, vals].astype(np.int64)
         by = np.argsort(d, kind="stable")
@@ -103,16 +103,13 @@ class WalkGraph:
         of one region that state has the least packed key (a variable's field grows with its
         value, and the other fields are equal): the region's representative, found without
         listing the region."""
-        dist, agent = self._regions(S)
+        dist, agent = self.regions(S)
         reach = dist >= 0
         out = S.copy()
         out[np.arange(S.shape[0]), agent] = np.argmax(reach, axis=1) + self.lo
         return out, int(np.count_nonzero(reach))
 
     def regions(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self._regions(S)
-
-    def _regions(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rows, values): each row's walking distance to every value of its agent (-1:
         unreachable), and each row's agent variable."""
         n = S.shape[0]
