@@ -46,7 +46,10 @@ good by walls, dead squares and boxes pinned in turn (``_blocked``).  ``prune=co
 on top of that, the declaration ``Model.corrals``: with the pushes metric, astar and ucs then
 expand from a state with a PI-corral (an unsolved area walled off from the player whose boundary
 boxes can only be pushed into it, each such push reachable now) only the pushes into it; the
-argument that an optimal plan survives is in docs/architecture.md ("Corral pruning").
+argument that an optimal plan survives is in docs/architecture.md ("Corral pruning").  The same
+declaration lets astar raise the heuristic, with any metric, where boxes froze on goals: they are
+walls for good, and the other boxes' distances on the board without them can only be longer
+(docs/architecture.md, "Frozen targets").
 
 Instance files: standard XSB (``#`` wall, `` ``/``-``/``_`` floor, ``$`` box, ``.`` goal,
 ``*`` box on goal, ``@`` player, ``+`` player on goal), several levels per file, each named by
@@ -101,7 +104,8 @@ OPTIONS = [
            "leave a box off its goal that can never move again (a full 2x2 block of boxes and walls, "
            "or boxes pinned by walls, dead squares and each other); 'corral' = also, where the player "
            "is walled off from an unsolved area whose boundary boxes can only be pushed into it, expand "
-           "only those pushes (PI-corrals; pushes metric, astar/ucs); 'none' = no pruning",
+           "only those pushes (PI-corrals; pushes metric, astar/ucs), and let astar count boxes frozen "
+           "on goals as walls in its bound; 'none' = no pruning",
            choices=("dead", "freeze", "corral", "none")),
 ]
 

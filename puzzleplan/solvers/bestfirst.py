@@ -158,6 +158,9 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
                           "walk_graph": mk.graph is not None, "kernel": mk.mover.backend}
         if mk.corrals is not None:
             stats["macro"]["corrals"] = {"pruned": mk.corrals.pruned_states, "dead": mk.corrals.dead_states}
+        if mk.frozen is not None:
+            stats["macro"]["frozen"] = {"bounded": mk.frozen.raised, "dead": mk.frozen.dead,
+                                        "sets": len(mk.frozen.cache)}
     if status == "optimal":
         ids_chain, acts = chain(parent.a, action.a, goal_id)
         keys = table.keys[np.array(ids_chain)]

@@ -31,6 +31,7 @@ from ..encodings.kernel import Kernel, make_kernel
 from ..lang.errors import ModelError
 from ..lang.expr import walk as nodes_of
 from .corrals import CorralPruner
+from .frozen import FrozenBound
 from .result import Clock
 from .visited import StateTable
 from .walkgraph import analyse
@@ -43,7 +44,7 @@ class MacroKernel:
     """A kernel over post-action states: what bestfirst uses of ``Kernel`` (``expand_costs``, goal, ...)."""
 
     def __init__(self, base: Kernel, normalise: bool = True, graph: bool = True, backend: str | None = None,
-                 corrals: bool = True):
+                 corrals: bool = True, frozen: bool = True):
         task = base.task
         walk = sorted(set(task.walk_actions))
         if not walk:
@@ -89,11 +90,20 @@ class MacroKernel:
         # PI-corral pruning (Model.corrals): sound only where walking is free and folded into one
         # state per region, i.e. when normalised (docs/architecture.md, "Corral pruning")
         self.corrals: CorralPruner | None = None
-        if corrals and task.corrals is not None and self.normalise:
+        geometry = None
+        if task.corrals is not None and (self.graph is not None or self.normalise):
             if self.graph is None:
                 raise ModelError("corrals(): the walks must move one agent over a fixed graph",
                                  *task.corrals.origin)
-            self.corrals = CorralPruner(task, self.graph, rest)
+            geometry = CorralPruner(task, self.graph, rest)
+        if corrals and self.normalise:
+            self.corrals = geometry
+        # the same declaration bounds the pushes left where objects froze on targets (frozen.py):
+        # admissible whatever walks cost, taken as a max with the model's own heuristic
+        self.frozen: FrozenBound | None = None
+        if frozen and geometry is not None and task.heuristic is not None:
+            push_cost = int(min(self.costs[i] for i in rest))
+            self.frozen = FrozenBound(geometry, task.corrals.agent, push_cost)
 
     @property
     def walker(self) -> Kernel:
@@ -194,7 +204,10 @@ class MacroKernel:
         return out
 
     def heuristic(self, S: np.ndarray) -> np.ndarray:
-        return self.evaluator.heuristic(S)
+        h = self.evaluator.heuristic(S)
+        if self.frozen is not None and S.shape[0]:
+            h = np.maximum(h, self.frozen.bound(S))
+        return h
 
     def canonical(self, S: np.ndarray) -> np.ndarray:
         S = self.evaluator.canonical(S)
