@@ -36,9 +36,9 @@ WIDTH = 16384       # most states taken from one (f, g) bucket per batch: the la
 
 def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar",
           macro: bool = True, macro_backend: str | None = None, min_batch: int = 0,
-          width: int | None = None) -> Result:
+          width: int | None = None, frozen: bool = True) -> Result:
     task = kernel.task
-    mk = MacroKernel(kernel, backend=macro_backend) if macro and task.walk_actions else None
+    mk = MacroKernel(kernel, backend=macro_backend, frozen=frozen) if macro and task.walk_actions else None
     min_batch = min_batch or (MACRO_BATCH if mk is not None else 1)
     width = WIDTH if width is None else width
     width = max(width, min_batch) if width else 0

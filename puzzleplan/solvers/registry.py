@@ -167,6 +167,8 @@ _MACRO = (Opt("macro", bool, True, "search the walk-closed (macro) form when the
           Opt("min_batch", int, 0, "least states expanded per batch (0: the engine's default)", lo=0),
           Opt("width", int, None, "most states taken from one (f, g) bucket per batch, newest first "
               "(default 16384; 0: the whole bucket)", lo=0))
+_FROZEN = Opt("frozen", bool, True, "with Model.corrals: count objects frozen on targets as walls in the "
+              "bound, and a state with one frozen off its target as dead (solvers/frozen.py)")
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
                  choices=("paper", "improved"))
 
@@ -222,7 +224,7 @@ ENGINES: tuple[Engine, ...] = (
            transition=Mode(":_ucs", EXPLICIT, _MACRO, exact_for=_ANY_COST, kernel="macro",
                            internal=("macro_backend",))),
     Engine("astar", "A* batched by f-buckets with the model's heuristic (blind if none), re-opening",
-           transition=Mode(":_astar", EXPLICIT, _MACRO, exact_for=_ANY_COST, kernel="macro",
+           transition=Mode(":_astar", EXPLICIT, (*_MACRO, _FROZEN), exact_for=_ANY_COST, kernel="macro",
                            internal=("macro_backend",), wants_heuristic=True)),
     Engine("idastar", "IDA* in compiled code, linear memory (deep searches with a good heuristic)",
            transition=Mode("idastar:solve", EXPLICIT,
