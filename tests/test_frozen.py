@@ -114,3 +114,20 @@ def test_astar_with_the_frozen_bound_finds_the_published_push_optima(lv):
     assert res.status == "optimal" and res.cost == table[lv], (res.status, res.cost)
     chk = ref.check_plan(loaded.task, res.plan)
     assert chk.ok and chk.cost == res.cost, chk.message
+
+
+def test_a_state_with_a_box_frozen_off_its_goal_is_never_queued(tmp_path):
+    """A box in a corner off its goal: the start is dead.  astar says unsolvable without expanding
+    anything, and agrees with the run without the bound, which has to exhaust the states."""
+    rows = ["#######",
+            "#$  . #",
+            "#  $ .#",
+            "# @   #",
+            "#######"]
+    path = level(tmp_path, rows, "cornered")
+    loaded = api.load_task("sokoban", str(path), ["metric=pushes", "prune=none"])
+    decl = api.load_task("sokoban", str(path), ["metric=pushes", "prune=corral"])
+    with_bound = api.solve(decl, "astar", Limits(time_s=60), kernel="interpreted")
+    plain = api.solve(loaded, "astar", Limits(time_s=60), kernel="interpreted")
+    assert with_bound.status == plain.status == "unsolvable"
+    assert with_bound.stats["expanded"] == 0 < plain.stats["expanded"]

@@ -22,12 +22,16 @@ import numpy as np
 
 from ..encodings.kernel import Kernel
 from . import upgrade
+from .frozen import DEAD
 from .macro import MacroKernel
 from .plan import chain, concretise
 from .result import STOP, Clock, Limits, OutOfTime, Result
 from .visited import Growable, StateTable, action_dtype
 
 INF = np.iinfo(np.int64).max // 4
+# an admissible heuristic this high proves there is no plan (g + h must fit in int64, so no plan
+# costs that much): such states are never queued -- a frozen-off-target state (solvers/frozen.py)
+NO_PLAN = DEAD
 CHUNK = 1 << 16
 CHUNK_NEAR = 1 << 13   # with a deadline or signals to answer: shorter batches between two looks
 MACRO_BATCH = 2048  # smallest batch worth a macro expansion (closure + mover kernel calls)
@@ -60,7 +64,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
     gval.ensure(1)
     gval.a[ids] = 0
     h0 = int(kernel.heuristic(S0)[0]) if heuristic else 0
-    buckets: dict[int, dict[int, list[np.ndarray]]] = {h0: {0: [ids]}}
+    cut = NO_PLAN if task.heuristic_admissible else INF   # a bound this high proves "no plan"
+    buckets: dict[int, dict[int, list[np.ndarray]]] = {h0: {0: [ids]}} if h0 < cut else {}
     expanded = generated = reopened = 0
     status = None
     goal_id, goal_cost = -1, None
@@ -142,6 +147,9 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             parent.a[sids] = part[par[order]]
             action.a[sids] = act[order]
             h2 = kernel.heuristic(succ[order]) if heuristic else np.zeros(sids.size, dtype=np.int64)
+            live = h2 < cut
+            if not live.all():
+                sids, g2, h2 = sids[live], g2[live], h2[live]
             f2 = np.maximum(g2 + h2, f)  # pathmax keeps f monotone for inconsistent heuristics
             for fv in np.unique(f2):
                 sel_f = f2 == fv

@@ -28,7 +28,8 @@ import numpy as np
 from ..encodings.jitlib import _assign
 from .corrals import CorralPruner
 
-DEAD = 1 << 40      # the bound of a state from which no plan exists (f past every real cost)
+DEAD = np.iinfo(np.int64).max // 8   # the bound of a state with no plan: past any cost g + h can hold
+UNREACHABLE = 1 << 40     # an assignment entry "never" (a sum of 64 of them still fits in int64)
 CACHE = 2048        # frozen sets whose tables are kept (a few tens of KB each)
 
 
@@ -73,7 +74,7 @@ class FrozenBound:
                 blocked, parts, dist = self._tables(uniq[u])
                 h = np.zeros(rows.size, dtype=np.int64)
                 _bound_rows(objs[some[rows]], agent[rows], blocked, parts, dist, self.width, h)
-                out[some[rows]] = np.where(h >= DEAD, DEAD, h * self.push_cost)
+                out[some[rows]] = np.where(h >= UNREACHABLE, DEAD, h * self.push_cost)
             self.raised += int(some.size)
         out[dead] = DEAD
         self.dead += int(np.count_nonzero(out >= DEAD))
@@ -191,7 +192,7 @@ def _part_tables(blocked, adj_start, adj, in_start, in_p, in_x, free_targets, wi
 @nb.njit(cache=True, nogil=True)
 def _bound_rows(objs, agent, blocked, parts, dist, width, out):  # noqa: ANN001, ANN201
     """Per row: the cheapest assignment of the unblocked objects to the free targets by ``dist``
-    (``DEAD`` or more where an object reaches none, or no assignment is finite)."""
+    (``UNREACHABLE`` or more where an object reaches none, or no assignment is finite)."""
     n, k_objs = objs.shape
     m = dist.shape[0]
     cost = np.empty(m * m, dtype=np.int64)
@@ -210,7 +211,7 @@ def _bound_rows(objs, agent, blocked, parts, dist, width, out):  # noqa: ANN001,
             for j in range(m):
                 v = dist[j, x * width + q]
                 if v < 0:
-                    cost[i * m + j] = DEAD
+                    cost[i * m + j] = UNREACHABLE
                 else:
                     cost[i * m + j] = v
                     any_ = True
@@ -219,7 +220,7 @@ def _bound_rows(objs, agent, blocked, parts, dist, width, out):  # noqa: ANN001,
                 break
             i += 1
         if dead:
-            out[r] = DEAD
+            out[r] = UNREACHABLE
         elif i < m:
             out[r] = 0
         else:
