@@ -167,7 +167,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         if mk.corrals is not None:
             stats["macro"]["corrals"] = {"pruned": mk.corrals.pruned_states, "dead": mk.corrals.dead_states}
         if mk.frozen is not None:
-            stats["macro"]["frozen"] = {"bounded": mk.frozen.raised, "dead": mk.frozen.dead,
+            stats["macro"]["frozen"] = {"bounded": mk.frozen.bounded, "dead": mk.frozen.dead,
                                         "sets": len(mk.frozen.cache)}
     if status == "optimal":
         ids_chain, acts = chain(parent.a, action.a, goal_id)

@@ -51,7 +51,7 @@ class FrozenBound:
         self.targets = np.flatnonzero(pruner.target).astype(np.int64)
         self.words = (size + 63) // 64
         self.cache: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self.raised = 0     # states whose bound came from here (frozen targets, beyond none)
+        self.bounded = 0    # states with objects frozen on targets: the bound was computed for them
         self.dead = 0       # states found dead (an object frozen off its target, or one cut off)
 
     def bound(self, S: np.ndarray) -> np.ndarray:
@@ -68,14 +68,15 @@ class FrozenBound:
         if some.size:
             agent = np.ascontiguousarray(S[some, self.agent] - g.lo)
             uniq, inv = np.unique(masks[some], axis=0, return_inverse=True)
-            inv = inv.reshape(-1)
+            order = np.argsort(inv.reshape(-1), kind="stable")    # the rows of each set together
+            bounds = np.concatenate(([0], np.cumsum(np.bincount(inv.reshape(-1), minlength=uniq.shape[0]))))
             for u in range(uniq.shape[0]):
-                rows = np.flatnonzero(inv == u)
+                rows = order[bounds[u]: bounds[u + 1]]
                 blocked, parts, dist = self._tables(uniq[u])
                 h = np.zeros(rows.size, dtype=np.int64)
                 _bound_rows(objs[some[rows]], agent[rows], blocked, parts, dist, self.width, h)
                 out[some[rows]] = np.where(h >= UNREACHABLE, DEAD, h * self.push_cost)
-            self.raised += int(some.size)
+            self.bounded += int(some.size)
         out[dead] = DEAD
         self.dead += int(np.count_nonzero(out >= DEAD))
         return out
