@@ -186,18 +186,18 @@ def test_a_corral_declaration_on_non_push_actions_is_a_model_error(tmp_path, cap
     assert code != 0 and "Traceback" not in err and "not a push" in err and "bad.py" in err
 
 
-def reference_qualifies(pr, boxes: set[int], reach: np.ndarray, U: set[int]) -> bool:
+def reference_qualifies(geo, boxes: set[int], reach: np.ndarray, U: set[int]) -> bool:
     """The PI-corral definition, read plainly: is ``U`` (squares) a corral that may be kept?"""
-    adj: dict[int, set[int]] = {v: set() for v in range(pr.size)}
-    for v in range(pr.size):
-        adj[v].update(int(w) for w in pr.adj[pr.adj_start[v]: pr.adj_start[v + 1]])
+    adj: dict[int, set[int]] = {v: set() for v in range(geo.size)}
+    for v in range(geo.size):
+        adj[v].update(int(w) for w in geo.adj[geo.adj_start[v]: geo.adj_start[v + 1]])
     barrier = {w for v in U for w in adj[v] if w in boxes}
-    target = {int(t) for t in np.flatnonzero(pr.target)}
+    target = {int(t) for t in np.flatnonzero(geo.target)}
     if not (U & target or barrier - target):
         return False                                    # solved: nothing forces a push there
     for x in barrier:
-        for k in range(pr.push_start[x], pr.push_start[x + 1]):
-            p, y = int(pr.push_p[k]), int(pr.push_y[k])
+        for k in range(geo.push_start[x], geo.push_start[x + 1]):
+            p, y = int(geo.push_p[k]), int(geo.push_y[k])
             if p in U or p in barrier:
                 continue
             if y in U:
@@ -233,7 +233,7 @@ def test_the_chosen_corral_meets_the_definition_on_random_states():
                 area, todo = {v0}, [v0]
                 while todo:
                     v = todo.pop()
-                    for w in pr.adj[pr.adj_start[v]: pr.adj_start[v + 1]].tolist():
+                    for w in pr.geo.adj[pr.geo.adj_start[v]: pr.geo.adj_start[v + 1]].tolist():
                         if w in free and w not in area:
                             area.add(w)
                             todo.append(w)
@@ -246,7 +246,7 @@ def test_the_chosen_corral_meets_the_definition_on_random_states():
             chosen_any += 1
             U = {v for v in range(n) if label[r, v] == chosen[r]}
             assert all(a <= U or not (a & U) for a in areas)      # a union of whole areas
-            assert reference_qualifies(pr, boxes, dist[r] >= 0, U), (lv, S[r].tolist(), sorted(U))
+            assert reference_qualifies(pr.geo, boxes, dist[r] >= 0, U), (lv, S[r].tolist(), sorted(U))
     assert chosen_any > 100 and checked == 2000
 
 

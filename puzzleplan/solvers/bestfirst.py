@@ -22,16 +22,12 @@ import numpy as np
 
 from ..encodings.kernel import Kernel
 from . import upgrade
-from .frozen import DEAD
 from .macro import MacroKernel
 from .plan import chain, concretise
-from .result import STOP, Clock, Limits, OutOfTime, Result
+from .result import NO_PLAN, STOP, Clock, Limits, OutOfTime, Result
 from .visited import Growable, StateTable, action_dtype
 
 INF = np.iinfo(np.int64).max // 4
-# an admissible heuristic this high proves there is no plan (g + h must fit in int64, so no plan
-# costs that much): such states are never queued -- a frozen-off-target state (solvers/frozen.py)
-NO_PLAN = DEAD
 CHUNK = 1 << 16
 CHUNK_NEAR = 1 << 13   # with a deadline or signals to answer: shorter batches between two looks
 MACRO_BATCH = 2048  # smallest batch worth a macro expansion (closure + mover kernel calls)

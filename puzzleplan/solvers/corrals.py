@@ -7,10 +7,8 @@ plan starts with one of those pushes.  So only they are expanded.  The argument 
 pruning") needs zero-cost walks that the engines fold into one state per walking region, which
 is where :class:`~.macro.MacroKernel` calls this.
 
-Nothing here knows a puzzle: the geometry comes from the declaration (agent, objects, targets),
-the walk graph the IR analysis found (:mod:`.walkgraph`), and the ground push actions, read as
-"agent on ``p``, object on ``x``: agent to ``x``, object to ``y``".  A task whose other actions
-do not read that way is refused with a model error naming the declaration.
+Nothing here knows a puzzle: the geometry (:mod:`.pushes`) comes from the declaration (agent,
+objects, targets), the walk graph the IR analysis found, and the ground push actions.
 """
 
 from __future__ import annotations
@@ -18,67 +16,14 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..ir.task import Task
-from ..lang.errors import ModelError
-from .walkgraph import WalkGraph, _conjuncts, _var_eq_const
+from .pushes import PushGeometry
 
 
 class CorralPruner:
     """Per expanded state, which of its pushes to keep: ``keep(...)`` after ``regions(...)``."""
 
-    def __init__(self, task: Task, graph: WalkGraph, rest: list[int]):
-        decl = task.corrals
-        assert decl is not None
-        where = decl.origin
-
-        def refuse(why: str) -> ModelError:
-            return ModelError(f"corrals(): {why}", *where)
-
-        def not_a_push(label: str) -> ModelError:
-            return refuse(f"action {label} is not a push (agent on p, object on x: agent to x, object to y)")
-
-        if graph.selector is not None or graph.agents != [decl.agent]:
-            raise refuse("the walks must move the declared agent alone")
-        lo, size = graph.lo, graph.size
-        for v in decl.objects:
-            vlo, vhi = task.variables[v].lo, task.variables[v].hi
-            if vlo < lo or vhi >= lo + size:
-                raise refuse(f"object {task.variables[v].name} takes values outside the agent's")
-        self.lo, self.size = lo, size
-        self.objects = np.array(decl.objects, dtype=np.int64)
-        self.target = np.zeros(size, dtype=np.bool_)
-        for t in decl.targets:
-            if not lo <= t < lo + size:
-                raise refuse(f"target {t} is not a value of the agent")
-            self.target[t - lo] = True
-        edges = set(zip(graph.src.tolist(), graph.dst.tolist()))
-        und = sorted(edges | {(b, a) for a, b in edges})
-        self.adj_start, self.adj = _csr(size, und)
-        objects = set(decl.objects)
-        px, py, pp = [], [], []
-        for a in rest:
-            act = task.actions[a]
-            moved = {e.var: e for e in act.effects}
-            obj = [v for v in moved if v in objects]
-            eqs = dict(q for c in _conjuncts(act.guard) if (q := _var_eq_const(c)) is not None)
-            if (len(moved) != 2 or decl.agent not in moved or len(obj) != 1
-                    or any(e.cond is not None or not e.value.is_const for e in act.effects)
-                    or decl.agent not in eqs or obj[0] not in eqs):
-                raise not_a_push(act.label)
-            p, x = eqs[decl.agent] - lo, eqs[obj[0]] - lo
-            to_agent, y = int(moved[decl.agent].value.val) - lo, int(moved[obj[0]].value.val) - lo  # type: ignore[arg-type]
-            if to_agent != x or y == x or (p, x) not in edges:
-                raise not_a_push(act.label)
-            px.append(x)
-            py.append(y)
-            pp.append(p)
-        self.x = np.array(px, dtype=np.int64)          # per rest action: the pushed object's square,
-        self.y = np.array(py, dtype=np.int64)          # where it goes,
-        by_x = sorted(set(zip(px, pp, py)))            # and the distinct pushes by square
-        self.push_start = np.searchsorted(np.array([b[0] for b in by_x], dtype=np.int64),
-                                          np.arange(size + 1)).astype(np.int64)
-        self.push_p = np.array([b[1] for b in by_x], dtype=np.int64)
-        self.push_y = np.array([b[2] for b in by_x], dtype=np.int64)
+    def __init__(self, geo: PushGeometry):
+        self.geo = geo
         self.pruned_states = 0      # expanded states whose pushes were cut to one corral's
         self.dead_states = 0        # ... of which none was left: no plan from there
 
@@ -86,25 +31,19 @@ class CorralPruner:
         """(label, chosen): per row of ``S`` the areas walled off from the agent (``label[r, v]``:
         area number, 0 for the agent's own area and for squares with an object) and the PI-corral
         kept (``chosen[r]``: its area number; 0 when the row has none: nothing is pruned)."""
-        objs = np.ascontiguousarray(S[:, self.objects] - self.lo)
-        label = np.zeros((S.shape[0], self.size), dtype=np.int32)
+        g = self.geo
+        objs = np.ascontiguousarray(S[:, g.objects] - g.lo)
+        label = np.zeros((S.shape[0], g.size), dtype=np.int32)
         chosen = np.zeros(S.shape[0], dtype=np.int32)
-        _pi_corrals(objs, np.ascontiguousarray(reach), self.adj_start, self.adj, self.target,
-                    self.push_start, self.push_p, self.push_y, label, chosen)
+        _pi_corrals(objs, np.ascontiguousarray(reach), g.adj_start, g.adj, g.target,
+                    g.push_start, g.push_p, g.push_y, label, chosen)
         return label, chosen
 
     def keep(self, label: np.ndarray, chosen: np.ndarray, origin: np.ndarray, act: np.ndarray) -> np.ndarray:
         """Which pushes (``act``: rest-action index, from state row ``origin``) survive: all of a
         row without a PI-corral, else those that push into its corral."""
         c = chosen[origin]
-        return (c == 0) | (label[origin, self.y[act]] == c)
-
-
-def _csr(size: int, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    src = np.array([a for a, _ in pairs], dtype=np.int64)
-    dst = np.array([b for _, b in pairs], dtype=np.int64)
-    order = np.argsort(src, kind="stable")
-    return np.searchsorted(src[order], np.arange(size + 1)).astype(np.int64), dst[order]
+        return (c == 0) | (label[origin, self.geo.y[act]] == c)
 
 
 @nb.njit(cache=True, nogil=True)

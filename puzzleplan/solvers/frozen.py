@@ -7,7 +7,7 @@ another such object. Frozen off a target, the state is dead; frozen on one, the 
 for good, and the rest of the plan happens on the smaller board -- where the remaining objects'
 distances can only be longer, and packings done in the wrong order show up as dead at once instead
 of pushes later. Solvers of pushing puzzles (YASS, JSoko) draw this bound; here it is drawn from
-the declaration and the ground push actions alone (:class:`~.corrals.CorralPruner` reads them),
+the declaration and the ground push actions alone (:class:`~.pushes.PushGeometry` reads them),
 never from a puzzle.
 
 Why it is admissible (docs/architecture.md, "Frozen targets"): the frozen set ``F`` is the
@@ -26,9 +26,10 @@ import numba as nb
 import numpy as np
 
 from ..encodings.jitlib import _assign
-from .corrals import CorralPruner
+from .pushes import PushGeometry
+from .result import NO_PLAN
 
-DEAD = np.iinfo(np.int64).max // 8   # the bound of a state with no plan: past any cost g + h can hold
+DEAD = NO_PLAN      # the bound of a state with no plan: past any cost g + h can hold
 UNREACHABLE = 1 << 40     # an assignment entry "never" (a sum of 64 of them still fits in int64)
 CACHE = 2048        # frozen sets whose tables are kept (a few tens of KB each)
 
@@ -36,19 +37,20 @@ CACHE = 2048        # frozen sets whose tables are kept (a few tens of KB each)
 class FrozenBound:
     """``bound(S)``: per state row, a lower bound on the cost still needed (``DEAD``: none)."""
 
-    def __init__(self, pruner: CorralPruner, agent: int, push_cost: int):
-        self.geo = pruner
+    def __init__(self, geo: PushGeometry, agent: int, push_cost: int):
+        self.geo = geo
         self.agent = agent
         self.push_cost = int(push_cost)
-        size = pruner.size
-        deg = np.diff(pruner.adj_start)
+        size = geo.size
+        deg = np.diff(geo.adj_start)
         self.width = int(deg.max(initial=0)) + 1            # parts per square, and "none" last
-        push_x = np.repeat(np.arange(size, dtype=np.int64), np.diff(pruner.push_start))
-        order = np.argsort(pruner.push_y, kind="stable")    # the pushes by destination, as CSR
-        self.in_start = np.searchsorted(pruner.push_y[order], np.arange(size + 1)).astype(np.int64)
-        self.in_p = np.ascontiguousarray(pruner.push_p[order])
+        self.part_type = np.int8 if self.width <= np.iinfo(np.int8).max else np.int32
+        push_x = np.repeat(np.arange(size, dtype=np.int64), np.diff(geo.push_start))
+        order = np.argsort(geo.push_y, kind="stable")    # the pushes by destination, as CSR
+        self.in_start = np.searchsorted(geo.push_y[order], np.arange(size + 1)).astype(np.int64)
+        self.in_p = np.ascontiguousarray(geo.push_p[order])
         self.in_x = np.ascontiguousarray(push_x[order])
-        self.targets = np.flatnonzero(pruner.target).astype(np.int64)
+        self.targets = np.flatnonzero(geo.target).astype(np.int64)
         self.words = (size + 63) // 64
         self.cache: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.bounded = 0    # states with objects frozen on targets: the bound was computed for them
@@ -90,7 +92,7 @@ class FrozenBound:
         sq = np.arange(g.size, dtype=np.int64)
         blocked = ((mask[sq >> 6] >> (sq & 63).astype(np.uint64)) & np.uint64(1)).astype(np.bool_)
         free_targets = self.targets[~blocked[self.targets]]
-        parts = np.empty((g.size, g.size), dtype=np.int8)
+        parts = np.empty((g.size, g.size), dtype=self.part_type)
         dist = np.empty((free_targets.size, g.size * self.width), dtype=np.int32)
         _part_tables(blocked, g.adj_start, g.adj, self.in_start, self.in_p, self.in_x, free_targets,
                      self.width, parts, dist)

@@ -32,6 +32,7 @@ from ..lang.errors import ModelError
 from ..lang.expr import walk as nodes_of
 from .corrals import CorralPruner
 from .frozen import FrozenBound
+from .pushes import PushGeometry
 from .result import Clock
 from .visited import StateTable
 from .walkgraph import analyse
@@ -95,9 +96,9 @@ class MacroKernel:
             if self.graph is None:
                 raise ModelError("corrals(): the walks must move one agent over a fixed graph",
                                  *task.corrals.origin)
-            geometry = CorralPruner(task, self.graph, rest)
-        if corrals and self.normalise:
-            self.corrals = geometry
+            geometry = PushGeometry(task, self.graph, rest)
+        if corrals and self.normalise and geometry is not None:
+            self.corrals = CorralPruner(geometry)
         # the same declaration bounds the pushes left where objects froze on targets (frozen.py):
         # admissible whatever walks cost, taken as a max with the model's own heuristic
         self.frozen: FrozenBound | None = None

@@ -24,6 +24,9 @@ MAX_COUNT = 2**62
 # Seconds (and megabytes) above this mean "no limit" too: a timer set to 1e23 s overflows the
 # platform's time_t, and 10**9 s is 32 years.
 MAX_FLOAT = 1e9
+# An admissible bound this high proves there is no plan (a state an engine need never queue): past
+# any cost g + h can hold, with room for their sum in int64.
+NO_PLAN = (2**63 - 1) // 8
 
 
 def positive(kind: type) -> Callable[[str], Any]:
