@@ -36,9 +36,10 @@ WIDTH = 16384       # most states taken from one (f, g) bucket per batch: the la
 
 def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar",
           macro: bool = True, macro_backend: str | None = None, min_batch: int = 0,
-          width: int | None = None, frozen: bool = True) -> Result:
+          width: int | None = None, frozen: bool = True, pairs: bool = True) -> Result:
     task = kernel.task
-    mk = MacroKernel(kernel, backend=macro_backend, frozen=frozen) if macro and task.walk_actions else None
+    mk = (MacroKernel(kernel, backend=macro_backend, frozen=frozen, pairs=pairs)
+          if macro and task.walk_actions else None)
     min_batch = min_batch or (MACRO_BATCH if mk is not None else 1)
     width = WIDTH if width is None else width
     width = max(width, min_batch) if width else 0
@@ -165,6 +166,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         if mk.frozen is not None:
             stats["macro"]["frozen"] = {"bounded": mk.frozen.bounded, "dead": mk.frozen.dead,
                                         "sets": len(mk.frozen.cache)}
+        if mk.pairs is not None:
+            stats["macro"]["pairs"] = {"dead": mk.pairs.dead_states}
     if status == "optimal":
         ids_chain, acts = chain(parent.a, action.a, goal_id)
         keys = table.keys[np.array(ids_chain)]

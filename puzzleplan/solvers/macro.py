@@ -31,7 +31,8 @@ from ..encodings.kernel import Kernel, make_kernel
 from ..lang.errors import ModelError
 from ..lang.expr import walk as nodes_of
 from .corrals import CorralPruner
-from .frozen import FrozenBound
+from .frozen import DEAD, FrozenBound
+from .pairs import PairDeadlocks
 from .pushes import PushGeometry
 from .result import Clock
 from .visited import StateTable
@@ -45,7 +46,7 @@ class MacroKernel:
     """A kernel over post-action states: what bestfirst uses of ``Kernel`` (``expand_costs``, goal, ...)."""
 
     def __init__(self, base: Kernel, normalise: bool = True, graph: bool = True, backend: str | None = None,
-                 corrals: bool = True, frozen: bool = True):
+                 corrals: bool = True, frozen: bool = True, pairs: bool = True):
         task = base.task
         walk = sorted(set(task.walk_actions))
         if not walk:
@@ -105,6 +106,10 @@ class MacroKernel:
         if frozen and geometry is not None and task.heuristic is not None:
             push_cost = int(min(self.costs[i] for i in rest))
             self.frozen = FrozenBound(geometry, task.corrals.agent, push_cost)
+        # ... and says which pairs of objects can never both reach targets (pairs.py): dead states
+        self.pairs: PairDeadlocks | None = None
+        if pairs and geometry is not None and task.heuristic is not None and PairDeadlocks.fits(geometry):
+            self.pairs = PairDeadlocks(geometry, task.corrals.agent)
 
     @property
     def walker(self) -> Kernel:
@@ -208,6 +213,8 @@ class MacroKernel:
         h = self.evaluator.heuristic(S)
         if self.frozen is not None and S.shape[0]:
             h = np.maximum(h, self.frozen.bound(S))
+        if self.pairs is not None and S.shape[0]:
+            h = np.where(self.pairs.dead(S), DEAD, h)
         return h
 
     def canonical(self, S: np.ndarray) -> np.ndarray:

@@ -169,6 +169,8 @@ _MACRO = (Opt("macro", bool, True, "search the walk-closed (macro) form when the
               "(default 16384; 0: the whole bucket)", lo=0))
 _FROZEN = Opt("frozen", bool, True, "with Model.corrals: count objects frozen on targets as walls in the "
               "bound, and a state with one frozen off its target as dead (solvers/frozen.py)")
+_PAIRS = Opt("pairs", bool, True, "with Model.corrals: a state with two objects that could not both reach "
+             "targets even alone on the board is dead (solvers/pairs.py)")
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
                  choices=("paper", "improved"))
 
@@ -224,8 +226,8 @@ ENGINES: tuple[Engine, ...] = (
            transition=Mode(":_ucs", EXPLICIT, _MACRO, exact_for=_ANY_COST, kernel="macro",
                            internal=("macro_backend",))),
     Engine("astar", "A* batched by f-buckets with the model's heuristic (blind if none), re-opening",
-           transition=Mode(":_astar", EXPLICIT, (*_MACRO, _FROZEN), exact_for=_ANY_COST, kernel="macro",
-                           internal=("macro_backend",), wants_heuristic=True)),
+           transition=Mode(":_astar", EXPLICIT, (*_MACRO, _FROZEN, _PAIRS), exact_for=_ANY_COST,
+                           kernel="macro", internal=("macro_backend",), wants_heuristic=True)),
     Engine("idastar", "IDA* in compiled code, linear memory (deep searches with a good heuristic)",
            transition=Mode("idastar:solve", EXPLICIT,
                            (Opt("max_depth", int, 10_000, "deepest f-bound tried", lo=1, hi=1_000_000),),

@@ -1,0 +1,148 @@
+"""Pair deadlocks for pushing puzzles (``Model.corrals``): two objects that cannot both reach targets.
+
+A search of a pushing puzzle spends most of its last layers on states that are already lost but
+look cheap to the bound: two objects jammed in a corridor that has one target, a pair that can only
+be pushed apart the wrong way.  Their subtrees are small but many.  Solvers of pushing puzzles
+detect such patterns with tables computed per level; here the table is computed from the
+declaration and the ground push actions alone (:class:`~.pushes.PushGeometry`), never from a
+puzzle.
+
+The table: for every pair of squares ``a < b`` and every part of the board without ``a`` and
+``b`` where the agent may stand, whether two objects there, alone on the board, can both be pushed
+onto targets.  It is the set reached by a backward search from "both on targets" over reversed
+pushes.  Why a state with a pair outside it is dead (docs/architecture.md, "Pair deadlocks"): along
+any plan, keep only the pushes of those two objects and delete every other object; each kept push
+is still possible (deleting objects frees squares, and the agent's part of the board only grows),
+so the kept pushes are a plan of the pair problem that ends with both on targets.  The ground
+pushes are a superset of the pushes the model's guards allow, which only adds plans to the pair
+problem.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .pushes import PushGeometry
+
+MAX_SIZE = 200          # squares: the tables take size**3 * 3 bytes (24 MB at 200)
+
+
+class PairDeadlocks:
+    """``dead(S)``: per state row, whether some pair of its objects cannot both reach targets."""
+
+    def __init__(self, geo: PushGeometry, agent: int):
+        self.geo = geo
+        self.agent = agent
+        size = geo.size
+        push_x = np.repeat(np.arange(size, dtype=np.int64), np.diff(geo.push_start))
+        order = np.argsort(geo.push_y, kind="stable")      # the pushes by destination, as CSR
+        in_start = np.searchsorted(geo.push_y[order], np.arange(size + 1)).astype(np.int64)
+        self.rep = np.full((size, size, size), -1, dtype=np.int16)
+        _components(geo.adj_start, geo.adj, self.rep)
+        self.live = np.zeros((size, size, size), dtype=np.bool_)
+        targets = np.flatnonzero(geo.target).astype(np.int64)
+        _backward(in_start, np.ascontiguousarray(geo.push_p[order]), np.ascontiguousarray(push_x[order]),
+                  targets, self.rep, self.live)
+        self.dead_states = 0      # states found dead by a pair
+
+    @staticmethod
+    def fits(geo: PushGeometry) -> bool:
+        """Whether the tables are worth building (two objects at least) and fit (``MAX_SIZE``)."""
+        return geo.size <= MAX_SIZE and geo.objects.size >= 2 and int(geo.target.sum()) >= 2
+
+    def dead(self, S: np.ndarray) -> np.ndarray:
+        g = self.geo
+        out = np.zeros(S.shape[0], dtype=np.bool_)
+        if S.shape[0]:
+            objs = np.ascontiguousarray(S[:, g.objects] - g.lo)
+            agent = np.ascontiguousarray(S[:, self.agent] - g.lo)
+            _dead_rows(objs, agent, self.rep, self.live, out)
+            self.dead_states += int(np.count_nonzero(out))
+        return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _components(adj_start, adj, rep):  # noqa: ANN001, ANN201
+    """``rep[a, b, v]`` (a < b): the least square of ``v``'s part of the board without ``a`` and
+    ``b`` (-1 for ``a`` and ``b``)."""
+    size = adj_start.size - 1
+    queue = np.empty(size, dtype=np.int64)
+    for a in range(size):
+        for b in range(a + 1, size):
+            lab = rep[a, b]
+            for v in range(size):
+                if v == a or v == b or lab[v] >= 0:
+                    continue
+                lab[v] = v                  # the least square not yet labelled starts its part
+                head, tail = 0, 1
+                queue[0] = v
+                while head < tail:
+                    u = queue[head]
+                    head += 1
+                    for k in range(adj_start[u], adj_start[u + 1]):
+                        w = adj[k]
+                        if w != a and w != b and lab[w] < 0:
+                            lab[w] = v
+                            queue[tail] = w
+                            tail += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _backward(in_start, in_p, in_x, targets, rep, live):  # noqa: ANN001, ANN201
+    """``live[a, b, r]``: two objects on ``a < b``, the agent in the part of least square ``r``, can
+    both be pushed onto targets.  Backward from both on targets: a push (p, x, y) leads from objects
+    {x, o} with the agent's part holding p to objects {y, o} with the agent on x."""
+    size = rep.shape[0]
+    queue = np.empty(size * size * size // 2 + size, dtype=np.int64)   # each (a < b, r) once
+    tail = 0
+    for i in range(targets.size):
+        for j in range(i + 1, targets.size):
+            a, b = targets[i], targets[j]
+            for v in range(size):
+                r = rep[a, b, v]
+                if r >= 0 and not live[a, b, r]:
+                    live[a, b, r] = True
+                    queue[tail] = (a * size + b) * size + r
+                    tail += 1
+    head = 0
+    while head < tail:
+        key = queue[head]
+        head += 1
+        r = key % size
+        b = (key // size) % size
+        a = key // (size * size)          # a < b
+        for side in range(2):
+            y = a if side == 0 else b
+            o = b if side == 0 else a
+            for k in range(in_start[y], in_start[y + 1]):
+                p, x = in_p[k], in_x[k]
+                if x == o or p == o or rep[a, b, x] != r:
+                    continue               # the agent on x after the push: in this part, not on o
+                lo, hi = min(x, o), max(x, o)
+                r2 = rep[lo, hi, p]
+                if r2 >= 0 and not live[lo, hi, r2]:
+                    live[lo, hi, r2] = True
+                    queue[tail] = (lo * size + hi) * size + r2
+                    tail += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _dead_rows(objs, agent, rep, live, out):  # noqa: ANN001, ANN201
+    """Per row: some pair of objects (with the agent's part) outside the live table."""
+    n, k_objs = objs.shape
+    for r in range(n):
+        s = agent[r]
+        for i in range(k_objs):
+            for j in range(i + 1, k_objs):
+                a, b = objs[r, i], objs[r, j]
+                if a > b:
+                    a, b = b, a
+                if a == b:
+                    continue
+                q = rep[a, b, s]
+                if q >= 0 and not live[a, b, q]:
+                    out[r] = True
+                    break
+            if out[r]:
+                break
