@@ -25,7 +25,7 @@ import numpy as np
 
 from .pushes import PushGeometry
 
-MAX_SIZE = 200          # squares: the tables take size**3 * 3 bytes (24 MB at 200)
+MAX_SIZE = 200          # squares: the tables take about size**3 * 3 bytes (24 MB at 200)
 
 
 class PairDeadlocks:
@@ -44,6 +44,10 @@ class PairDeadlocks:
         targets = np.flatnonzero(geo.target).astype(np.int64)
         _backward(in_start, np.ascontiguousarray(geo.push_p[order]), np.ascontiguousarray(push_x[order]),
                   targets, self.rep, self.live)
+        # pairs live wherever the agent stands: most of them, and a small table that stays in cache
+        # answers them without touching the large ones
+        self.always = np.zeros((size, size), dtype=np.bool_)
+        _always_live(self.rep, self.live, self.always)
         self.dead_states = 0      # states found dead by a pair
 
     @staticmethod
@@ -57,7 +61,7 @@ class PairDeadlocks:
         if S.shape[0]:
             objs = np.ascontiguousarray(S[:, g.objects] - g.lo)
             agent = np.ascontiguousarray(S[:, self.agent] - g.lo)
-            _dead_rows(objs, agent, self.rep, self.live, out)
+            _dead_rows(objs, agent, self.rep, self.live, self.always, out)
             self.dead_states += int(np.count_nonzero(out))
         return out
 
@@ -128,7 +132,22 @@ def _backward(in_start, in_p, in_x, targets, rep, live):  # noqa: ANN001, ANN201
 
 
 @nb.njit(cache=True, nogil=True)
-def _dead_rows(objs, agent, rep, live, out):  # noqa: ANN001, ANN201
+def _always_live(rep, live, always):  # noqa: ANN001, ANN201
+    """``always[a, b]`` (a < b): the pair is live in every part of the board the agent may hold."""
+    size = rep.shape[0]
+    for a in range(size):
+        for b in range(a + 1, size):
+            ok = True
+            for v in range(size):
+                q = rep[a, b, v]
+                if q >= 0 and not live[a, b, q]:
+                    ok = False
+                    break
+            always[a, b] = ok
+
+
+@nb.njit(cache=True, nogil=True)
+def _dead_rows(objs, agent, rep, live, always, out):  # noqa: ANN001, ANN201
     """Per row: some pair of objects (with the agent's part) outside the live table."""
     n, k_objs = objs.shape
     for r in range(n):
@@ -138,7 +157,7 @@ def _dead_rows(objs, agent, rep, live, out):  # noqa: ANN001, ANN201
                 a, b = objs[r, i], objs[r, j]
                 if a > b:
                     a, b = b, a
-                if a == b:
+                if a == b or always[a, b]:
                     continue
                 q = rep[a, b, s]
                 if q >= 0 and not live[a, b, q]:
