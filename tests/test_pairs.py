@@ -35,7 +35,7 @@ def check_dead(path: Path, metric: str) -> int:
     """Every reachable state: dead only without a plan.  Returns the states called dead."""
     task = api.load_task("sokoban", str(path), [f"metric={metric}", "prune=corral"]).task
     hstar = cost_to_go(task)
-    mk = MacroKernel(make_kernel(task, "numpy"))
+    mk = MacroKernel(make_kernel(task, "numpy"), pairs=True)
     assert mk.pairs is not None
     states = list(hstar)
     dead = mk.pairs.dead(np.array(states, dtype=np.int64))
@@ -101,7 +101,7 @@ def test_pair_table_against_a_plain_search(lv):
     """The backward-computed table against a forward search of each two-object problem, on random
     pairs of squares and agent squares of Microban levels."""
     task = api.load_task("sokoban", str(MICROBAN), [f"level={lv}", "metric=pushes", "prune=corral"]).task
-    mk = MacroKernel(make_kernel(task, "numpy"))
+    mk = MacroKernel(make_kernel(task, "numpy"), pairs=True)
     pd = mk.pairs
     assert pd is not None
     geo, rng = pd.geo, np.random.default_rng(lv)
@@ -121,8 +121,8 @@ def test_astar_with_pair_deadlocks_keeps_published_optima(lv, optimum):
     """Published push optima (instances/sokoban/README.md, an independent solver) with the pair
     check on, and the same optimum with it off, in fewer or as many expansions."""
     loaded = api.load_task("sokoban", str(MICROBAN), [f"level={lv}", "metric=pushes", "prune=corral"])
-    on = api.solve(loaded, "astar", Limits(time_s=120), kernel="interpreted")
-    off = api.solve(loaded, "astar", Limits(time_s=120), kernel="interpreted", pairs=False)
+    on = api.solve(loaded, "astar", Limits(time_s=120), kernel="interpreted", pairs=True)
+    off = api.solve(loaded, "astar", Limits(time_s=120), kernel="interpreted")
     assert on.status == off.status == "optimal" and on.cost == off.cost == optimum
     assert on.stats["expanded"] <= off.stats["expanded"]
     for res in (on, off):
