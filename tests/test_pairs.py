@@ -32,17 +32,22 @@ CORRIDOR = [        # two boxes, one target at the end of a dead-end corridor: p
 
 
 def check_dead(path: Path, metric: str) -> int:
-    """Every reachable state: dead only without a plan.  Returns the states called dead."""
+    """Every reachable state: dead only without a plan, and the pair bound at most the cost still
+    needed.  Returns the states called dead plus those whose bound beat the lone matching."""
     task = api.load_task("sokoban", str(path), [f"metric={metric}", "prune=corral"]).task
     hstar = cost_to_go(task)
     mk = MacroKernel(make_kernel(task, "numpy"), pairs=True)
-    assert mk.pairs is not None
+    assert mk.pairs is not None and mk.pairs.lone is not None
     states = list(hstar)
-    dead = mk.pairs.dead(np.array(states, dtype=np.int64))
-    for s, d in zip(states, dead.tolist()):
+    S = np.array(states, dtype=np.int64)
+    dead = mk.pairs.dead(S)
+    bound = mk.pairs.bound(S)
+    for s, d, b in zip(states, dead.tolist(), bound.tolist()):
         if d:
             assert hstar[s] is None, (path.name, metric, s)
-    return int(np.count_nonzero(dead))
+        if hstar[s] is not None:
+            assert b <= hstar[s], (path.name, metric, s, b, hstar[s])
+    return int(np.count_nonzero(dead)) + mk.pairs.raised
 
 
 @pytest.mark.parametrize("metric", ["pushes", "moves"])

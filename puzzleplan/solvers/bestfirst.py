@@ -167,7 +167,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             stats["macro"]["frozen"] = {"bounded": mk.frozen.bounded, "dead": mk.frozen.dead,
                                         "sets": len(mk.frozen.cache)}
         if mk.pairs is not None:
-            stats["macro"]["pairs"] = {"dead": mk.pairs.dead_states}
+            stats["macro"]["pairs"] = {"dead": mk.pairs.dead_states, "raised": mk.pairs.raised}
     if status == "optimal":
         ids_chain, acts = chain(parent.a, action.a, goal_id)
         keys = table.keys[np.array(ids_chain)]

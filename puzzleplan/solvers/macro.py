@@ -109,7 +109,7 @@ class MacroKernel:
         # ... and says which pairs of objects can never both reach targets (pairs.py): dead states
         self.pairs: PairDeadlocks | None = None
         if pairs and geometry is not None and task.heuristic is not None and PairDeadlocks.fits(geometry):
-            self.pairs = PairDeadlocks(geometry, task.corrals.agent)
+            self.pairs = PairDeadlocks(geometry, task.corrals.agent, lone=self.frozen)
 
     @property
     def walker(self) -> Kernel:
@@ -214,6 +214,8 @@ class MacroKernel:
         if self.frozen is not None and S.shape[0]:
             h = np.maximum(h, self.frozen.bound(S))
         if self.pairs is not None and S.shape[0]:
+            if self.pairs.lone is not None:
+                h = np.maximum(h, self.pairs.bound(S))
             h = np.where(self.pairs.dead(S), DEAD, h)
         return h
 

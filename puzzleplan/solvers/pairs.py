@@ -23,15 +23,18 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..encodings.jitlib import _assign
+from .frozen import UNREACHABLE, FrozenBound
 from .pushes import PushGeometry
 
 MAX_SIZE = 200          # squares: the tables take about size**3 * 3 bytes (24 MB at 200)
 
 
 class PairDeadlocks:
-    """``dead(S)``: per state row, whether some pair of its objects cannot both reach targets."""
+    """``dead(S)``: per state row, whether some pair of its objects cannot both reach targets;
+    ``bound(S)`` (when built with the frozen bound's tables): the matching plus pair excesses."""
 
-    def __init__(self, geo: PushGeometry, agent: int):
+    def __init__(self, geo: PushGeometry, agent: int, lone: FrozenBound | None = None):
         self.geo = geo
         self.agent = agent
         size = geo.size
@@ -49,11 +52,37 @@ class PairDeadlocks:
         self.always = np.zeros((size, size), dtype=np.bool_)
         _always_live(self.rep, self.live, self.always)
         self.dead_states = 0      # states found dead by a pair
+        self.raised = 0           # states whose bound the pair excesses raised above the matching
+        self.lone = lone
+        if lone is not None:      # lone-object distances on the whole board: the frozen bound's, F empty
+            _, self.parts, self.dist = lone._tables(np.zeros(lone.words, dtype=np.uint64))
+            self.excess = np.zeros((size, size, size), dtype=np.int16)
+            _excess(in_start, np.ascontiguousarray(geo.push_p[order]), np.ascontiguousarray(push_x[order]),
+                    targets, self.rep, self.parts, self.dist, lone.width, self.excess)
+            self.some = self.excess.max(axis=2) > 0
 
     @staticmethod
     def fits(geo: PushGeometry) -> bool:
         """Whether the tables are worth building (two objects at least) and fit (``MAX_SIZE``)."""
         return geo.size <= MAX_SIZE and geo.objects.size >= 2 and int(geo.target.sum()) >= 2
+
+    def bound(self, S: np.ndarray) -> np.ndarray:
+        """The cheapest assignment by lone-object push distances, plus the excesses of disjoint
+        pairs (chosen greedily, largest first), times the cheapest push's cost."""
+        lone = self.lone
+        assert lone is not None
+        g = self.geo
+        n = S.shape[0]
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        objs = np.ascontiguousarray(S[:, g.objects] - g.lo)
+        agent = np.ascontiguousarray(S[:, self.agent] - g.lo)
+        match = np.zeros(n, dtype=np.int64)
+        _match_rows(objs, agent, self.parts, self.dist, lone.width, match)
+        bonus = np.zeros(n, dtype=np.int64)
+        _bonus_rows(objs, agent, self.rep, self.excess, self.some, bonus)
+        self.raised += int(np.count_nonzero(bonus))
+        return np.where(match >= UNREACHABLE, 0, (match + bonus) * lone.push_cost)
 
     def dead(self, S: np.ndarray) -> np.ndarray:
         g = self.geo
@@ -165,3 +194,126 @@ def _dead_rows(objs, agent, rep, live, always, out):  # noqa: ANN001, ANN201
                     break
             if out[r]:
                 break
+
+
+@nb.njit(cache=True, nogil=True)
+def _excess(in_start, in_p, in_x, targets, rep, parts, dist, width, excess):  # noqa: ANN001, ANN201
+    """``excess[a, b, r]``: the least, over targets ta != tb both objects could reach alone, of
+    D2 - d(a, ta) - d(b, tb), where D2 is the fewest pushes taking the pair (agent in the part of
+    least square ``r``) onto {ta, tb}, alone on the board, and d the lone-object distance.  One
+    backward breadth-first search per pair of targets; 0 where no pair of targets is reachable."""
+    size = rep.shape[0]
+    n_states = size * size * size
+    d2 = np.empty(n_states, dtype=np.int32)
+    stamp = np.zeros(n_states, dtype=np.int32)
+    queue = np.empty(n_states // 2 + size, dtype=np.int64)
+    best = np.full(n_states, 32767, dtype=np.int32)
+    run = 0
+    for i in range(targets.size):
+        for j in range(i + 1, targets.size):
+            run += 1
+            ta, tb = targets[i], targets[j]
+            tail = 0
+            for v in range(size):
+                r = rep[ta, tb, v]
+                if r >= 0:
+                    key = (ta * size + tb) * size + r
+                    if stamp[key] != run:
+                        stamp[key] = run
+                        d2[key] = 0
+                        queue[tail] = key
+                        tail += 1
+            head = 0
+            while head < tail:
+                key = queue[head]
+                head += 1
+                r = key % size
+                b = (key // size) % size
+                a = key // (size * size)
+                dd = d2[key]
+                pa, pb = parts[a, r], parts[b, r]
+                for flip in range(2):       # a to ta and b to tb, or the other way round
+                    ja, jb = (i, j) if flip == 0 else (j, i)
+                    da, db = dist[ja, a * width + pa], dist[jb, b * width + pb]
+                    if da >= 0 and db >= 0 and dd - da - db < best[key]:
+                        best[key] = dd - da - db
+                for side in range(2):
+                    y = a if side == 0 else b
+                    o = b if side == 0 else a
+                    for k in range(in_start[y], in_start[y + 1]):
+                        p, x = in_p[k], in_x[k]
+                        if x == o or p == o or rep[a, b, x] != r:
+                            continue
+                        lo, hi = min(x, o), max(x, o)
+                        r2 = rep[lo, hi, p]
+                        if r2 < 0:
+                            continue
+                        key2 = (lo * size + hi) * size + r2
+                        if stamp[key2] != run:
+                            stamp[key2] = run
+                            d2[key2] = dd + 1
+                            queue[tail] = key2
+                            tail += 1
+    for a in range(size):
+        for b in range(a + 1, size):
+            for r in range(size):
+                v = best[(a * size + b) * size + r]
+                excess[a, b, r] = 0 if v == 32767 or v < 0 else v
+
+
+@nb.njit(cache=True, nogil=True)
+def _match_rows(objs, agent, parts, dist, width, out):  # noqa: ANN001, ANN201
+    """Per row: the cheapest assignment of objects to targets by lone-object push distances
+    (``UNREACHABLE`` or more where none is finite)."""
+    n, k_objs = objs.shape
+    m = dist.shape[0]
+    cost = np.empty(m * m, dtype=np.int64)
+    for r in range(n):
+        if k_objs != m:
+            out[r] = UNREACHABLE
+            continue
+        for k in range(k_objs):
+            x = objs[r, k]
+            q = parts[x, agent[r]]
+            for j in range(m):
+                v = dist[j, x * width + q]
+                cost[k * m + j] = UNREACHABLE if v < 0 else v
+        out[r] = _assign(cost, m)
+
+
+@nb.njit(cache=True, nogil=True)
+def _bonus_rows(objs, agent, rep, excess, some, out):  # noqa: ANN001, ANN201
+    """Per row: the sum of the excesses of disjoint pairs of objects, taken largest first."""
+    n, k_objs = objs.shape
+    vals = np.empty(k_objs * k_objs, dtype=np.int64)
+    first = np.empty(k_objs * k_objs, dtype=np.int64)
+    second = np.empty(k_objs * k_objs, dtype=np.int64)
+    used = np.zeros(k_objs, dtype=np.bool_)
+    for r in range(n):
+        s = agent[r]
+        c = 0
+        for i in range(k_objs):
+            for j in range(i + 1, k_objs):
+                a, b = objs[r, i], objs[r, j]
+                if a > b:
+                    a, b = b, a
+                if a == b or not some[a, b]:
+                    continue
+                q = rep[a, b, s]
+                if q >= 0 and excess[a, b, q] > 0:
+                    vals[c] = excess[a, b, q]
+                    first[c] = i
+                    second[c] = j
+                    c += 1
+        if c == 0:
+            continue
+        order = np.argsort(-vals[:c])
+        used[:] = False
+        total = 0
+        for t in range(c):
+            e = order[t]
+            if not used[first[e]] and not used[second[e]]:
+                used[first[e]] = True
+                used[second[e]] = True
+                total += vals[e]
+        out[r] = total
