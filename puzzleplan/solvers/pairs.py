@@ -68,7 +68,8 @@ class PairDeadlocks:
 
     def bound(self, S: np.ndarray) -> np.ndarray:
         """The cheapest assignment by lone-object push distances, plus the excesses of disjoint
-        pairs (chosen greedily, largest first), times the cheapest push's cost."""
+        pairs (chosen greedily, largest first), times the cheapest push's cost; 0 (no news) where
+        no pair has an excess."""
         lone = self.lone
         assert lone is not None
         g = self.geo
@@ -77,12 +78,16 @@ class PairDeadlocks:
             return np.zeros(0, dtype=np.int64)
         objs = np.ascontiguousarray(S[:, g.objects] - g.lo)
         agent = np.ascontiguousarray(S[:, self.agent] - g.lo)
-        match = np.zeros(n, dtype=np.int64)
-        _match_rows(objs, agent, self.parts, self.dist, lone.width, match)
         bonus = np.zeros(n, dtype=np.int64)
         _bonus_rows(objs, agent, self.rep, self.excess, self.some, bonus)
-        self.raised += int(np.count_nonzero(bonus))
-        return np.where(match >= UNREACHABLE, 0, (match + bonus) * lone.push_cost)
+        out = np.zeros(n, dtype=np.int64)
+        rows = np.flatnonzero(bonus)     # elsewhere the bound is the lone matching, the model's own
+        if rows.size:                    # heuristic's kind of bound: not worth a second assignment
+            match = np.zeros(rows.size, dtype=np.int64)
+            _match_rows(objs[rows], agent[rows], self.parts, self.dist, lone.width, match)
+            out[rows] = np.where(match >= UNREACHABLE, 0, (match + bonus[rows]) * lone.push_cost)
+            self.raised += int(rows.size)
+        return out
 
     def dead(self, S: np.ndarray) -> np.ndarray:
         g = self.geo
