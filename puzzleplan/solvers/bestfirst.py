@@ -36,7 +36,7 @@ WIDTH = 16384       # most states taken from one (f, g) bucket per batch: the la
 
 def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar",
           macro: bool = True, macro_backend: str | None = None, min_batch: int = 0,
-          width: int | None = None, frozen: bool = True, pairs: bool = False) -> Result:
+          width: int | None = None, frozen: bool = True, pairs: bool = True) -> Result:
     task = kernel.task
     mk = (MacroKernel(kernel, backend=macro_backend, frozen=frozen, pairs=pairs)
           if macro and task.walk_actions else None)

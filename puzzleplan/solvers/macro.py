@@ -46,7 +46,7 @@ class MacroKernel:
     """A kernel over post-action states: what bestfirst uses of ``Kernel`` (``expand_costs``, goal, ...)."""
 
     def __init__(self, base: Kernel, normalise: bool = True, graph: bool = True, backend: str | None = None,
-                 corrals: bool = True, frozen: bool = True, pairs: bool = False):
+                 corrals: bool = True, frozen: bool = True, pairs: bool = True):
         task = base.task
         walk = sorted(set(task.walk_actions))
         if not walk:

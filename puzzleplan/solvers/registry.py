@@ -169,9 +169,9 @@ _MACRO = (Opt("macro", bool, True, "search the walk-closed (macro) form when the
               "(default 16384; 0: the whole bucket)", lo=0))
 _FROZEN = Opt("frozen", bool, True, "with Model.corrals: count objects frozen on targets as walls in the "
               "bound, and a state with one frozen off its target as dead (solvers/frozen.py)")
-_PAIRS = Opt("pairs", bool, False, "with Model.corrals: a state with two objects that could not both reach "
-             "targets even alone on the board is dead (solvers/pairs.py; off by default: measured "
-             "neutral, docs/architecture.md)")
+_PAIRS = Opt("pairs", bool, True, "with Model.corrals: a state with two objects that could not both reach "
+             "targets even alone on the board is dead, and pairs' extra pushes add to the bound "
+             "(solvers/pairs.py)")
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
                  choices=("paper", "improved"))
 
