@@ -143,26 +143,41 @@ def _backward(in_start, in_p, in_x, targets, rep, live):  # noqa: ANN001, ANN201
                     live[a, b, r] = True
                     queue[tail] = (a * size + b) * size + r
                     tail += 1
+    prev = np.empty(in_p.size * 2, dtype=np.int64)
     head = 0
     while head < tail:
         key = queue[head]
         head += 1
-        r = key % size
-        b = (key // size) % size
-        a = key // (size * size)          # a < b
-        for side in range(2):
-            y = a if side == 0 else b
-            o = b if side == 0 else a
-            for k in range(in_start[y], in_start[y + 1]):
-                p, x = in_p[k], in_x[k]
-                if x == o or p == o or rep[a, b, x] != r:
-                    continue               # the agent on x after the push: in this part, not on o
-                lo, hi = min(x, o), max(x, o)
-                r2 = rep[lo, hi, p]
-                if r2 >= 0 and not live[lo, hi, r2]:
-                    live[lo, hi, r2] = True
-                    queue[tail] = (lo * size + hi) * size + r2
-                    tail += 1
+        for t in range(_predecessors(key, size, in_start, in_p, in_x, rep, prev)):
+            lo, hi, r2 = prev[t] // (size * size), (prev[t] // size) % size, prev[t] % size
+            if not live[lo, hi, r2]:
+                live[lo, hi, r2] = True
+                queue[tail] = prev[t]
+                tail += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _predecessors(key, size, in_start, in_p, in_x, rep, prev):  # noqa: ANN001, ANN201
+    """The pair states one push before ``key`` = (a * size + b) * size + r (a < b), into ``prev``;
+    returns how many.  A push (p, x, y) leads from objects {x, o}, the agent's part holding p, to
+    {y, o} with the agent on x, which must lie in part r and not on o."""
+    r = key % size
+    b = (key // size) % size
+    a = key // (size * size)
+    n = 0
+    for side in range(2):
+        y = a if side == 0 else b
+        o = b if side == 0 else a
+        for k in range(in_start[y], in_start[y + 1]):
+            p, x = in_p[k], in_x[k]
+            if x == o or p == o or rep[a, b, x] != r:
+                continue
+            lo, hi = min(x, o), max(x, o)
+            r2 = rep[lo, hi, p]
+            if r2 >= 0:
+                prev[n] = (lo * size + hi) * size + r2
+                n += 1
+    return n
 
 
 @nb.njit(cache=True, nogil=True)
@@ -213,6 +228,7 @@ def _excess(in_start, in_p, in_x, targets, rep, parts, dist, width, excess):  # 
     stamp = np.zeros(n_states, dtype=np.int32)
     queue = np.empty(n_states // 2 + size, dtype=np.int64)
     best = np.full(n_states, 32767, dtype=np.int32)
+    prev = np.empty(in_p.size * 2, dtype=np.int64)
     run = 0
     for i in range(targets.size):
         for j in range(i + 1, targets.size):
@@ -242,23 +258,13 @@ def _excess(in_start, in_p, in_x, targets, rep, parts, dist, width, excess):  # 
                     da, db = dist[ja, a * width + pa], dist[jb, b * width + pb]
                     if da >= 0 and db >= 0 and dd - da - db < best[key]:
                         best[key] = dd - da - db
-                for side in range(2):
-                    y = a if side == 0 else b
-                    o = b if side == 0 else a
-                    for k in range(in_start[y], in_start[y + 1]):
-                        p, x = in_p[k], in_x[k]
-                        if x == o or p == o or rep[a, b, x] != r:
-                            continue
-                        lo, hi = min(x, o), max(x, o)
-                        r2 = rep[lo, hi, p]
-                        if r2 < 0:
-                            continue
-                        key2 = (lo * size + hi) * size + r2
-                        if stamp[key2] != run:
-                            stamp[key2] = run
-                            d2[key2] = dd + 1
-                            queue[tail] = key2
-                            tail += 1
+                for t in range(_predecessors(key, size, in_start, in_p, in_x, rep, prev)):
+                    key2 = prev[t]
+                    if stamp[key2] != run:
+                        stamp[key2] = run
+                        d2[key2] = dd + 1
+                        queue[tail] = key2
+                        tail += 1
     for a in range(size):
         for b in range(a + 1, size):
             for r in range(size):
