@@ -45,11 +45,6 @@ class FrozenBound:
         deg = np.diff(geo.adj_start)
         self.width = int(deg.max(initial=0)) + 1            # parts per square, and "none" last
         self.part_type = np.int8 if self.width <= np.iinfo(np.int8).max else np.int32
-        push_x = np.repeat(np.arange(size, dtype=np.int64), np.diff(geo.push_start))
-        order = np.argsort(geo.push_y, kind="stable")    # the pushes by destination, as CSR
-        self.in_start = np.searchsorted(geo.push_y[order], np.arange(size + 1)).astype(np.int64)
-        self.in_p = np.ascontiguousarray(geo.push_p[order])
-        self.in_x = np.ascontiguousarray(push_x[order])
         self.targets = np.flatnonzero(geo.target).astype(np.int64)
         self.words = (size + 63) // 64
         self.cache: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -94,7 +89,7 @@ class FrozenBound:
         free_targets = self.targets[~blocked[self.targets]]
         parts = np.empty((g.size, g.size), dtype=self.part_type)
         dist = np.empty((free_targets.size, g.size * self.width), dtype=np.int32)
-        _part_tables(blocked, g.adj_start, g.adj, self.in_start, self.in_p, self.in_x, free_targets,
+        _part_tables(blocked, g.adj_start, g.adj, g.in_start, g.in_p, g.in_x, free_targets,
                      self.width, parts, dist)
         if len(self.cache) >= CACHE:
             self.cache.clear()

@@ -23,8 +23,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..encodings.jitlib import _assign
-from .frozen import UNREACHABLE, FrozenBound
+from .frozen import UNREACHABLE, FrozenBound, _bound_rows
 from .pushes import PushGeometry
 
 MAX_SIZE = 200          # squares: the tables take about size**3 * 3 bytes (24 MB at 200)
@@ -38,15 +37,11 @@ class PairDeadlocks:
         self.geo = geo
         self.agent = agent
         size = geo.size
-        push_x = np.repeat(np.arange(size, dtype=np.int64), np.diff(geo.push_start))
-        order = np.argsort(geo.push_y, kind="stable")      # the pushes by destination, as CSR
-        in_start = np.searchsorted(geo.push_y[order], np.arange(size + 1)).astype(np.int64)
         self.rep = np.full((size, size, size), -1, dtype=np.int16)
         _components(geo.adj_start, geo.adj, self.rep)
         self.live = np.zeros((size, size, size), dtype=np.bool_)
         targets = np.flatnonzero(geo.target).astype(np.int64)
-        _backward(in_start, np.ascontiguousarray(geo.push_p[order]), np.ascontiguousarray(push_x[order]),
-                  targets, self.rep, self.live)
+        _backward(geo.in_start, geo.in_p, geo.in_x, targets, self.rep, self.live)
         # pairs live wherever the agent stands: most of them, and a small table that stays in cache
         # answers them without touching the large ones
         self.always = np.zeros((size, size), dtype=np.bool_)
@@ -55,10 +50,10 @@ class PairDeadlocks:
         self.raised = 0           # states whose bound the pair excesses raised above the matching
         self.lone = lone
         if lone is not None:      # lone-object distances on the whole board: the frozen bound's, F empty
-            _, self.parts, self.dist = lone._tables(np.zeros(lone.words, dtype=np.uint64))
+            self.blocked, self.parts, self.dist = lone._tables(np.zeros(lone.words, dtype=np.uint64))
             self.excess = np.zeros((size, size, size), dtype=np.int16)
-            _excess(in_start, np.ascontiguousarray(geo.push_p[order]), np.ascontiguousarray(push_x[order]),
-                    targets, self.rep, self.parts, self.dist, lone.width, self.excess)
+            _excess(geo.in_start, geo.in_p, geo.in_x, targets, self.rep, self.parts, self.dist, lone.width,
+                    self.excess)
             self.some = self.excess.max(axis=2) > 0
 
     @staticmethod
@@ -84,7 +79,7 @@ class PairDeadlocks:
         rows = np.flatnonzero(bonus)     # elsewhere the bound is the lone matching, the model's own
         if rows.size:                    # heuristic's kind of bound: not worth a second assignment
             match = np.zeros(rows.size, dtype=np.int64)
-            _match_rows(objs[rows], agent[rows], self.parts, self.dist, lone.width, match)
+            _bound_rows(objs[rows], agent[rows], self.blocked, self.parts, self.dist, lone.width, match)
             out[rows] = np.where(match >= UNREACHABLE, 0, (match + bonus[rows]) * lone.push_cost)
             self.raised += int(rows.size)
         return out
@@ -270,26 +265,6 @@ def _excess(in_start, in_p, in_x, targets, rep, parts, dist, width, excess):  # 
             for r in range(size):
                 v = best[(a * size + b) * size + r]
                 excess[a, b, r] = 0 if v == 32767 or v < 0 else v
-
-
-@nb.njit(cache=True, nogil=True)
-def _match_rows(objs, agent, parts, dist, width, out):  # noqa: ANN001, ANN201
-    """Per row: the cheapest assignment of objects to targets by lone-object push distances
-    (``UNREACHABLE`` or more where none is finite)."""
-    n, k_objs = objs.shape
-    m = dist.shape[0]
-    cost = np.empty(m * m, dtype=np.int64)
-    for r in range(n):
-        if k_objs != m:
-            out[r] = UNREACHABLE
-            continue
-        for k in range(k_objs):
-            x = objs[r, k]
-            q = parts[x, agent[r]]
-            for j in range(m):
-                v = dist[j, x * width + q]
-                cost[k * m + j] = UNREACHABLE if v < 0 else v
-        out[r] = _assign(cost, m)
 
 
 @nb.njit(cache=True, nogil=True)

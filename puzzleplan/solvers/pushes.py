@@ -18,8 +18,9 @@ from .walkgraph import WalkGraph, _conjuncts, _var_eq_const
 
 
 class PushGeometry:
-    """Squares, adjacency, targets and the pushes by square (``push_start``/``push_p``/``push_y``), and
-    per rest action the pushed object's square and destination (``x``, ``y``)."""
+    """Squares, adjacency, targets, the pushes by square (``push_start``/``push_p``/``push_y``) and
+    by destination (``in_start``/``in_p``/``in_x``), and per rest action the pushed object's square
+    and destination (``x``, ``y``)."""
 
     def __init__(self, task: Task, graph: WalkGraph, rest: list[int]):
         decl = task.corrals
@@ -74,6 +75,12 @@ class PushGeometry:
                                           np.arange(size + 1)).astype(np.int64)
         self.push_p = np.array([b[1] for b in by_x], dtype=np.int64)
         self.push_y = np.array([b[2] for b in by_x], dtype=np.int64)
+        # the same pushes by destination y, for the backward searches: in_p / in_x of in_start[y]:
+        push_x = np.repeat(np.arange(size, dtype=np.int64), np.diff(self.push_start))
+        order = np.argsort(self.push_y, kind="stable")
+        self.in_start = np.searchsorted(self.push_y[order], np.arange(size + 1)).astype(np.int64)
+        self.in_p = np.ascontiguousarray(self.push_p[order])
+        self.in_x = np.ascontiguousarray(push_x[order])
 
 
 def csr(size: int, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
