@@ -67,3 +67,36 @@ def test_capped_buckets_keep_the_optimum_in_macro_form_on_microban(metric):
                             min_batch=1)
             _check(loaded, res, optimum)
             assert res.stats.get("macro"), "Sokoban declares walks: astar should search macro form"
+
+
+@pytest.mark.parametrize("metric", ["pushes", "moves"])
+def test_the_targets_tiebreak_keeps_the_optimum_on_microban(metric):
+    # tiebreak=true re-orders the states of one (f, g) inside a layer by objects on targets; with
+    # one state per batch every such choice is made by it, and the optimum must not move
+    for level in range(1, 7):
+        loaded = api.load_task("sokoban", str(MICROBAN), [f"level={level}", f"metric={metric}"])
+        optimum = reference_optimum(loaded.task)
+        for width in (1, 0):
+            res = api.solve(loaded, "astar", Limits(time_s=120), kernel="numpy", width=width,
+                            min_batch=1, tiebreak=True)
+            _check(loaded, res, optimum)
+
+
+def test_the_targets_tiebreak_counts_boxes_on_goals_as_the_level_text_shows():
+    from puzzleplan.encodings.kernel import make_kernel
+    from puzzleplan.solvers.macro import MacroKernel
+
+    text = "\n".join(r for r in MICROBAN.read_text().splitlines() if not r.startswith(";"))
+    levels = [blk for blk in text.split("\n\n") if "#" in blk]
+    seen = 0
+    for level, block in enumerate(levels[:40], start=1):
+        rows = [r for r in block.splitlines() if not r.startswith("Title:")]
+        on_goal = sum(r.count("*") for r in rows)
+        boxes = on_goal + sum(r.count("$") for r in rows)
+        loaded = api.load_task("sokoban", str(MICROBAN), [f"level={level}", "prune=corral"])
+        mk = MacroKernel(make_kernel(loaded.task, "numpy"))
+        S0 = mk.init_state()
+        assert mk.tie_range == boxes + 1
+        assert int(mk.tiebreak(S0)[0]) == on_goal, level
+        seen += on_goal > 0
+    assert seen, "no level among those starts with a box on a goal: the test would not bite"

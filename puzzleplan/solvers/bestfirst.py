@@ -36,7 +36,8 @@ WIDTH = 16384       # most states taken from one (f, g) bucket per batch: the la
 
 def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar",
           macro: bool = True, macro_backend: str | None = None, min_batch: int = 0,
-          width: int | None = None, frozen: bool = True, pairs: bool = True) -> Result:
+          width: int | None = None, frozen: bool = True, pairs: bool = True,
+          tiebreak: bool = False) -> Result:
     task = kernel.task
     mk = (MacroKernel(kernel, backend=macro_backend, frozen=frozen, pairs=pairs)
           if macro and task.walk_actions else None)
@@ -62,7 +63,12 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
     gval.a[ids] = 0
     h0 = int(kernel.heuristic(S0)[0]) if heuristic else 0
     cut = NO_PLAN if task.heuristic_admissible else INF   # a bound this high proves "no plan"
-    buckets: dict[int, dict[int, list[np.ndarray]]] = {h0: {0: [ids]}} if h0 < cut else {}
+    # a bucket's key inside its f layer: g * tie_range + the kernel's tie-break (macro kernels of
+    # pushing models count objects on targets); the largest key goes first
+    tie = mk.tiebreak if (mk is not None and tiebreak and mk.tie_range > 1) else None
+    tie_range = mk.tie_range if tie is not None else 1
+    key0 = int(tie(S0)[0]) if tie is not None else 0
+    buckets: dict[int, dict[int, list[np.ndarray]]] = {h0: {key0: [ids]}} if h0 < cut else {}
     expanded = generated = reopened = 0
     status = None
     goal_id, goal_cost = -1, None
@@ -77,8 +83,9 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         picked: list[np.ndarray] = []
         n_picked = 0
         while by_g and n_picked < min_batch:
-            g = max(by_g)
-            ids_g = _take(by_g, g, width - n_picked if width else 0)
+            key = max(by_g)
+            g = key // tie_range
+            ids_g = _take(by_g, key, width - n_picked if width else 0)
             ids_g = ids_g[(gval.a[ids_g] == g) & (closed_at.a[ids_g] > g)]
             picked.append(ids_g)
             n_picked += ids_g.size
@@ -143,16 +150,18 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             gval.a[sids] = g2
             parent.a[sids] = part[par[order]]
             action.a[sids] = act[order]
-            h2 = kernel.heuristic(succ[order]) if heuristic else np.zeros(sids.size, dtype=np.int64)
+            nxt = succ[order]
+            h2 = kernel.heuristic(nxt) if heuristic else np.zeros(sids.size, dtype=np.int64)
             live = h2 < cut
             if not live.all():
-                sids, g2, h2 = sids[live], g2[live], h2[live]
+                sids, g2, h2, nxt = sids[live], g2[live], h2[live], nxt[live]
             f2 = np.maximum(g2 + h2, f)  # pathmax keeps f monotone for inconsistent heuristics
+            k2 = g2 * tie_range + tie(nxt) if tie is not None else g2
             for fv in np.unique(f2):
                 sel_f = f2 == fv
-                for gv in np.unique(g2[sel_f]):
-                    sel = sel_f & (g2 == gv)
-                    buckets.setdefault(int(fv), {}).setdefault(int(gv), []).append(sids[sel])
+                for kv in np.unique(k2[sel_f]):
+                    sel = sel_f & (k2 == kv)
+                    buckets.setdefault(int(fv), {}).setdefault(int(kv), []).append(sids[sel])
             clock.note_bytes(table.nbytes + sum(a.a.nbytes for a in (parent, action, gval, closed_at))
                              + succ.nbytes * 2)
 

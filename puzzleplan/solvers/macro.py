@@ -110,6 +110,9 @@ class MacroKernel:
         self.pairs: PairDeadlocks | None = None
         if pairs and geometry is not None and task.heuristic is not None and PairDeadlocks.fits(geometry):
             self.pairs = PairDeadlocks(geometry, task.corrals.agent, lone=self.frozen)
+        self.geometry = geometry
+        # the engines' tie-break among states of equal f and g: objects on targets (0..objects)
+        self.tie_range = int(geometry.objects.size) + 1 if geometry is not None else 1
 
     @property
     def walker(self) -> Kernel:
@@ -218,6 +221,15 @@ class MacroKernel:
                 h = np.maximum(h, self.pairs.bound(S))
             h = np.where(self.pairs.dead(S), DEAD, h)
         return h
+
+    def tiebreak(self, S: np.ndarray) -> np.ndarray:
+        """How many declared objects stand on targets, per row (0 without ``Model.corrals``): among
+        states of equal f and g the engines take the most first, so that a last f layer dives
+        towards states that look finished rather than towards the newest."""
+        g = self.geometry
+        if g is None or S.shape[0] == 0:
+            return np.zeros(S.shape[0], dtype=np.int64)
+        return np.count_nonzero(g.target[S[:, g.objects] - g.lo], axis=1).astype(np.int64)
 
     def canonical(self, S: np.ndarray) -> np.ndarray:
         S = self.evaluator.canonical(S)

@@ -172,6 +172,8 @@ _FROZEN = Opt("frozen", bool, True, "with Model.corrals: count objects frozen on
 _PAIRS = Opt("pairs", bool, True, "with Model.corrals: a state with two objects that could not both reach "
              "targets even alone on the board is dead, and pairs' extra pushes add to the bound "
              "(solvers/pairs.py)")
+_TIEBREAK = Opt("tiebreak", bool, False, "with Model.corrals: among open states of equal f and g, take those "
+                "with the most objects on targets first (the order inside an f layer; optimality unchanged)")
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
                  choices=("paper", "improved"))
 
@@ -227,7 +229,7 @@ ENGINES: tuple[Engine, ...] = (
            transition=Mode(":_ucs", EXPLICIT, _MACRO, exact_for=_ANY_COST, kernel="macro",
                            internal=("macro_backend",))),
     Engine("astar", "A* batched by f-buckets with the model's heuristic (blind if none), re-opening",
-           transition=Mode(":_astar", EXPLICIT, (*_MACRO, _FROZEN, _PAIRS), exact_for=_ANY_COST,
+           transition=Mode(":_astar", EXPLICIT, (*_MACRO, _FROZEN, _PAIRS, _TIEBREAK), exact_for=_ANY_COST,
                            kernel="macro", internal=("macro_backend",), wants_heuristic=True)),
     Engine("idastar", "IDA* in compiled code, linear memory (deep searches with a good heuristic)",
            transition=Mode("idastar:solve", EXPLICIT,
