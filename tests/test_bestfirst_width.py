@@ -95,8 +95,22 @@ def test_the_targets_tiebreak_counts_boxes_on_goals_as_the_level_text_shows():
         boxes = on_goal + sum(r.count("$") for r in rows)
         loaded = api.load_task("sokoban", str(MICROBAN), [f"level={level}", "prune=corral"])
         mk = MacroKernel(make_kernel(loaded.task, "numpy"))
-        S0 = mk.init_state()
-        assert mk.tie_range == boxes + 1
-        assert int(mk.tiebreak(S0)[0]) == on_goal, level
+        tie = int(mk.tiebreak(mk.init_state())[0])
+        assert mk.tie_range == (boxes + 1) ** 2
+        assert tie % (boxes + 1) == on_goal, level        # boxes on goals
+        assert tie // (boxes + 1) <= on_goal, level       # of which frozen: never more
         seen += on_goal > 0
     assert seen, "no level among those starts with a box on a goal: the test would not bite"
+
+
+def test_the_tiebreak_puts_a_box_frozen_on_a_goal_above_one_merely_on_a_goal(tmp_path):
+    from puzzleplan.encodings.kernel import make_kernel
+    from puzzleplan.solvers.macro import MacroKernel
+
+    # three boxes: one on the goal in the corner (it can never be pushed: frozen), one on a goal
+    # in the open (free), one off the goals: 1 frozen on a goal, 2 on goals -> 1 * 4 + 2
+    level = tmp_path / "l.xsb"
+    level.write_text("#######\n#*    #\n#  *  #\n#  $ .#\n#  @  #\n#######\n")
+    loaded = api.load_task("sokoban", str(level), ["prune=corral"])
+    mk = MacroKernel(make_kernel(loaded.task, "numpy"))
+    assert int(mk.tiebreak(mk.init_state())[0]) == 1 * 4 + 2

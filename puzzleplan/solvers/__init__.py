@@ -17,7 +17,7 @@ def _ucs(kernel: Kernel, limits: Limits, macro: bool = True, min_batch: int = 0,
 
 def _astar(kernel: Kernel, limits: Limits, macro: bool = True, min_batch: int = 0,
            macro_backend: str | None = None, width: int | None = None, frozen: bool = True,
-           pairs: bool = True, tiebreak: bool = False) -> Result:
+           pairs: bool = True, tiebreak: bool = True) -> Result:
     return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar", macro=macro,
                            macro_backend=macro_backend, min_batch=min_batch, width=width, frozen=frozen,
                            pairs=pairs, tiebreak=tiebreak)

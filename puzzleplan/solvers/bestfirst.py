@@ -7,7 +7,9 @@ takes at most ``width`` states of a bucket, the newest first, so that inside
 one f layer the search dives: the children of a batch, one g deeper, come
 next, and the goal at the end of a path is met before the whole layer is
 swept breadth-first (a last layer can hold tens of millions of states;
-measurements in docs/architecture.md, "Width").  The order inside a layer
+measurements in docs/architecture.md, "Width").  Among states of equal f and
+g, a macro kernel of a pushing model puts those with the most objects on
+targets first (``tiebreak``; "Tie-break" there).  The order inside a layer
 never matters for optimality: every state of smaller f is expanded first.
 A state is re-opened when a cheaper path to it turns up, so the result is
 optimal for any admissible heuristic, consistent or not, and for any
@@ -37,7 +39,7 @@ WIDTH = 16384       # most states taken from one (f, g) bucket per batch: the la
 def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar",
           macro: bool = True, macro_backend: str | None = None, min_batch: int = 0,
           width: int | None = None, frozen: bool = True, pairs: bool = True,
-          tiebreak: bool = False) -> Result:
+          tiebreak: bool = True) -> Result:
     task = kernel.task
     mk = (MacroKernel(kernel, backend=macro_backend, frozen=frozen, pairs=pairs)
           if macro and task.walk_actions else None)

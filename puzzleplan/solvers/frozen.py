@@ -105,20 +105,7 @@ def _frozen_rows(objs, push_start, push_p, push_y, target, masks, dead):  # noqa
     n, k_objs = objs.shape
     inside = np.zeros(target.shape[0], dtype=np.bool_)
     for r in range(n):
-        for k in range(k_objs):
-            inside[objs[r, k]] = True
-        changed = True
-        while changed:
-            changed = False
-            for k in range(k_objs):
-                x = objs[r, k]
-                if not inside[x]:
-                    continue
-                for i in range(push_start[x], push_start[x + 1]):
-                    if not inside[push_p[i]] and not inside[push_y[i]]:
-                        inside[x] = False
-                        changed = True
-                        break
+        _freeze(objs[r], push_start, push_p, push_y, inside)
         for k in range(k_objs):
             x = objs[r, k]
             if inside[x]:
@@ -126,6 +113,43 @@ def _frozen_rows(objs, push_start, push_p, push_y, target, masks, dead):  # noqa
                 if not target[x]:
                     dead[r] = True
                 masks[r, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+
+
+@nb.njit(cache=True, nogil=True)
+def frozen_on_targets(objs, push_start, push_p, push_y, target, out):  # noqa: ANN001, ANN201
+    """Per row: how many objects of the frozen set stand on targets (the engines' tie-break)."""
+    n, k_objs = objs.shape
+    inside = np.zeros(target.shape[0], dtype=np.bool_)
+    for r in range(n):
+        _freeze(objs[r], push_start, push_p, push_y, inside)
+        c = 0
+        for k in range(k_objs):
+            x = objs[r, k]
+            if inside[x]:
+                inside[x] = False
+                c += target[x]
+        out[r] = c
+
+
+@nb.njit(cache=True, nogil=True)
+def _freeze(row, push_start, push_p, push_y, inside):  # noqa: ANN001, ANN201
+    """Mark in ``inside`` the frozen set of one row's objects: start from all of them, drop any
+    with a push free of members, until none drops.  The caller clears the marks."""
+    k_objs = row.shape[0]
+    for k in range(k_objs):
+        inside[row[k]] = True
+    changed = True
+    while changed:
+        changed = False
+        for k in range(k_objs):
+            x = row[k]
+            if not inside[x]:
+                continue
+            for i in range(push_start[x], push_start[x + 1]):
+                if not inside[push_p[i]] and not inside[push_y[i]]:
+                    inside[x] = False
+                    changed = True
+                    break
 
 
 @nb.njit(cache=True, nogil=True)

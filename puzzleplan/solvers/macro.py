@@ -31,7 +31,7 @@ from ..encodings.kernel import Kernel, make_kernel
 from ..lang.errors import ModelError
 from ..lang.expr import walk as nodes_of
 from .corrals import CorralPruner
-from .frozen import DEAD, FrozenBound
+from .frozen import DEAD, FrozenBound, frozen_on_targets
 from .pairs import PairDeadlocks
 from .pushes import PushGeometry
 from .result import Clock
@@ -111,8 +111,9 @@ class MacroKernel:
         if pairs and geometry is not None and task.heuristic is not None and PairDeadlocks.fits(geometry):
             self.pairs = PairDeadlocks(geometry, task.corrals.agent, lone=self.frozen)
         self.geometry = geometry
-        # the engines' tie-break among states of equal f and g: objects on targets (0..objects)
-        self.tie_range = int(geometry.objects.size) + 1 if geometry is not None else 1
+        # the engines' tie-break among states of equal f and g: objects frozen on targets, then
+        # objects on targets (each 0..objects), as one number below tie_range
+        self.tie_range = (int(geometry.objects.size) + 1) ** 2 if geometry is not None else 1
 
     @property
     def walker(self) -> Kernel:
@@ -223,13 +224,20 @@ class MacroKernel:
         return h
 
     def tiebreak(self, S: np.ndarray) -> np.ndarray:
-        """How many declared objects stand on targets, per row (0 without ``Model.corrals``): among
-        states of equal f and g the engines take the most first, so that a last f layer dives
-        towards states that look finished rather than towards the newest."""
+        """Per row, (objects frozen on targets) * (objects + 1) + (objects on targets); 0 without
+        ``Model.corrals``.  Among states of equal f and g the engines take the largest first, so
+        that a last f layer dives towards states that look finished.  Frozen first: an object
+        frozen on a target is progress no later push undoes, while one merely standing on a
+        target may be in the way (measured: docs/architecture.md, "Tie-break")."""
         g = self.geometry
-        if g is None or S.shape[0] == 0:
-            return np.zeros(S.shape[0], dtype=np.int64)
-        return np.count_nonzero(g.target[S[:, g.objects] - g.lo], axis=1).astype(np.int64)
+        n = S.shape[0]
+        if g is None or n == 0:
+            return np.zeros(n, dtype=np.int64)
+        objs = np.ascontiguousarray(S[:, g.objects] - g.lo)
+        frozen = np.zeros(n, dtype=np.int64)
+        frozen_on_targets(objs, g.push_start, g.push_p, g.push_y, g.target, frozen)
+        on = np.count_nonzero(g.target[objs], axis=1)
+        return frozen * (g.objects.size + 1) + on
 
     def canonical(self, S: np.ndarray) -> np.ndarray:
         S = self.evaluator.canonical(S)
