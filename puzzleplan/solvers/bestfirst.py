@@ -8,8 +8,8 @@ one f layer the search dives: the children of a batch, one g deeper, come
 next, and the goal at the end of a path is met before the whole layer is
 swept breadth-first (a last layer can hold tens of millions of states;
 measurements in docs/architecture.md, "Width").  Among states of equal f and
-g, a macro kernel of a pushing model puts those with the most objects on
-targets first (``tiebreak``; "Tie-break" there).  The order inside a layer
+g, a macro kernel of a pushing model puts those with the most objects frozen
+on targets, then on targets, first (``tiebreak``; "Tie-break" there).  The order inside a layer
 never matters for optimality: every state of smaller f is expanded first.
 A state is re-opened when a cheaper path to it turns up, so the result is
 optimal for any admissible heuristic, consistent or not, and for any
@@ -66,7 +66,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
     h0 = int(kernel.heuristic(S0)[0]) if heuristic else 0
     cut = NO_PLAN if task.heuristic_admissible else INF   # a bound this high proves "no plan"
     # a bucket's key inside its f layer: g * tie_range + the kernel's tie-break (macro kernels of
-    # pushing models count objects on targets); the largest key goes first
+    # pushing models count objects frozen on targets, then on targets); the largest key goes first
     tie = mk.tiebreak if (mk is not None and tiebreak and mk.tie_range > 1) else None
     tie_range = mk.tie_range if tie is not None else 1
     key0 = int(tie(S0)[0]) if tie is not None else 0

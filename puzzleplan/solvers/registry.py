@@ -173,7 +173,8 @@ _PAIRS = Opt("pairs", bool, True, "with Model.corrals: a state with two objects 
              "targets even alone on the board is dead, and pairs' extra pushes add to the bound "
              "(solvers/pairs.py)")
 _TIEBREAK = Opt("tiebreak", bool, True, "with Model.corrals: among open states of equal f and g, take those "
-                "with the most objects on targets first (the order inside an f layer; optimality unchanged)")
+                "with the most objects frozen on targets, then on targets, first (the order inside an f "
+                "layer; optimality unchanged)")
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
                  choices=("paper", "improved"))
 
