@@ -100,7 +100,10 @@ def _cold_run(cache: Path, *args: str) -> tuple[subprocess.CompletedProcess, dic
     cmd = [sys.executable, "-m", "puzzleplan.cli", "solve", *args, "--json", "-q"]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
-    return out, json.loads(out.stdout), time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    # a run that printed no result must say why (one such failure in CI left only a JSON error)
+    assert out.stdout.strip(), f"no output, exit {out.returncode}, {wall:.1f} s; stderr: {out.stderr[-3000:]}"
+    return out, json.loads(out.stdout), wall
 
 
 @pytest.mark.parametrize("kernel", ["numba", "auto"])
