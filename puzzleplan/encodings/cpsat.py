@@ -233,6 +233,20 @@ class CpPlan(PlanModel):
             if isinstance(xv, int) and isinstance(xw, int):
                 continue
             self.m.add_forbidden_assignments([xv, xw], sorted(pairs))
+        for group, a in getattr(self.invariants, "exactly_one", ()):
+            if only is not None and only.isdisjoint(group):
+                continue
+            xs = [row[v] for v in group]
+            if any(isinstance(x, int) and x == a for x in xs):    # a constant already holds it
+                continue
+            held = []
+            for x in xs:
+                if not isinstance(x, int):
+                    b = self.m.new_bool_var("")
+                    self.m.add(x == a).only_enforce_if(b)
+                    self.m.add(x != a).only_enforce_if(b.Not())
+                    held.append(b)
+            self.m.add_bool_or(held)
 
     def _sort(self, objs: list[IntX], slots: list[IntX]) -> None:
         """``slots`` = the values of ``objs`` in non-decreasing order (a permutation and an order)."""

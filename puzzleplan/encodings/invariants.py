@@ -5,16 +5,22 @@
   horizon search, the start of the one-step encodings of :mod:`.runbound`, :mod:`.variant`
   and :mod:`.pdr`);
 * :func:`mutex_invariants`: 2-literal invariants of the reachable states by Rintanen's
-  fixpoint, posted at every step by both encoders.
+  fixpoint, posted at every step by both encoders;
+* :func:`exactly_one_values`: values that exactly one variable of a group holds in every
+  reachable state (the tiles of a sliding puzzle), carried with the pairs.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
+from collections import Counter
 
 from ..ir.task import Task
+from ..lang.expr import variables_of
 from .sat import TOP, CnfPlan
-from .symmetry import start_sets, symmetry_groups
+from .symmetry import start_sets, successor, symmetry_groups
 from .unrolled import Invariants, Unrolled
 
 
@@ -119,10 +125,86 @@ def mutex_invariants(task: Task, solver: str = "glucose4", max_candidates: int =
         if not dropped:
             break
         cand -= dropped
-    out: Invariants = {}
+    out = Invariants()
     for v, a, w, b in cand:
         out.setdefault((v, w), set()).add((a, b))
+    out.exactly_one = exactly_one_values(task, sets, groups, deadline=deadline)
     return out
 
 
-__all__ = ["Invariants", "mutex_invariants", "relaxed_fixpoint"]
+def exactly_one_values(task: Task, sets: list[list[int]], groups: list[list[int]],
+                       max_cases: int = 20_000, deadline: float | None = None
+                       ) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """``(variables, a)``: exactly one of the variables holds ``a`` in every reachable state.
+
+    Why: the pairs say "at most one" (tile ``a`` is on one cell at most), never "at least
+    one"; with both, unit propagation places a tile that every other cell excludes, the
+    other half of the two views of a permutation (measured in docs/architecture.md).
+
+    How, soundly and for any model: variables are grouped when an action writes one of them
+    with a value read from another of the same domain (values flow between them).  In a
+    group, each value held by exactly one variable initially is kept when every action that
+    writes into the group leaves that value's count over the group unchanged, checked on
+    every assignment of the variables the action reads, drawn from the relaxed value sets
+    ``sets`` (a superset of the reachable values).  An action with more than ``max_cases``
+    such assignments drops its group (no claim rather than a guess).  Sorting interchangeable
+    objects (``groups``, the encoders' canonical states) permutes values within a sort group,
+    so a group must hold all of a sort group's variables or none.
+    """
+    n = task.n_vars
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    dom = task.var_bounds
+    for act in task.actions:
+        for eff in act.effects:
+            for r in variables_of(eff.value):
+                if dom[r] == dom[eff.var]:
+                    parent[find(r)] = find(eff.var)
+    members: dict[int, list[int]] = {}
+    for v in range(n):
+        members.setdefault(find(v), []).append(v)
+    init = task.init
+    found: list[tuple[tuple[int, ...], int]] = []
+    for group in (g for g in members.values() if len(g) > 1):
+        gset = set(group)
+        if any(gset & set(sg) and not set(sg) <= gset for sg in groups):
+            continue
+        counts = Counter(init[v] for v in group)
+        alive = {a for a, c in counts.items() if c == 1}
+        for k, act in enumerate(task.actions):
+            if not alive:
+                break
+            written = [e.var for e in act.effects if e.var in gset]
+            if not written:
+                continue
+            reads = set(variables_of(act.guard)) | set(written)
+            for e in act.effects:
+                reads |= variables_of(e.value) | (variables_of(e.cond) if e.cond is not None else set())
+            order = sorted(reads)
+            if math.prod(len(sets[r]) for r in order) > max_cases or (
+                    deadline is not None and time.perf_counter() > deadline):
+                alive = set()
+                break
+            state = list(init)
+            for combo in itertools.product(*(sets[r] for r in order)):
+                for r, x in zip(order, combo):
+                    state[r] = x
+                new = successor(task, k, state)
+                if new is None:
+                    continue
+                before = Counter(state[v] for v in written)
+                after = Counter(new[v] for v in written)
+                alive = {a for a in alive if before[a] == after[a]}
+                if not alive:
+                    break
+        found += [(tuple(group), a) for a in sorted(alive)]
+    return tuple(found)
+
+
+__all__ = ["Invariants", "exactly_one_values", "mutex_invariants", "relaxed_fixpoint"]

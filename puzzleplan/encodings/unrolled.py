@@ -42,8 +42,17 @@ from ..lang.errors import ModelError
 from ..lang.expr import Expr, min_assignment
 from .symmetry import canonical
 
-# forbidden value pairs: (v, w) with v < w -> {(a, b): "v == a and w == b" never holds}
-Invariants = dict[tuple[int, int], set[tuple[int, int]]]
+
+class Invariants(dict[tuple[int, int], set[tuple[int, int]]]):
+    """Facts of every reachable state that the encoders post at each step.
+
+    The mapping: forbidden value pairs, ``(v, w)`` with ``v < w`` -> ``{(a, b)}``: "``v == a``
+    and ``w == b``" never holds.  ``exactly_one``: ``(variables, a)``: exactly one of the
+    variables holds ``a`` (:func:`puzzleplan.encodings.invariants.exactly_one_values`); the
+    encoders post the at-least-one half, which no pair can say.
+    """
+
+    exactly_one: tuple[tuple[tuple[int, ...], int], ...] = ()
 
 CMP: dict[str, Callable[[int, int], bool]] = {
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
