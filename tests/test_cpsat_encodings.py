@@ -76,10 +76,41 @@ def test_auto_takes_clauses_for_proof_models_only_with_zero_cost_actions(tmp_pat
         zero = any(a.cost == 0 for a in task.actions)
         assert r.status == "optimal", name
         models = r.stats["models_by_encoding"]
-        # with zero-cost actions the bfs hint leads straight to the proof model, in clauses;
-        # unit costs end here before the hint's time (HINT_AFTER_S) comes
-        assert models == ({"clauses": 1} if zero else {"int": models.get("int", 0)}), (name, models)
-        assert ("hint_s" in r.stats) == zero, name
+        # the bfs hint (the quick one under unit costs) leads straight to the proof model:
+        # in clauses with zero-cost actions, in integers under unit costs
+        assert models == ({"clauses": 1} if zero else {"int": 1}), (name, models)
+        assert "hint_s" in r.stats and "bfs hint" in r.proof, name
+
+
+def test_unit_costs_run_the_schedule_without_the_quick_hint(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """QUICK_HINT_S = 0: no bfs before the schedule, which proves these small layouts on its own."""
+    monkeypatch.setattr(horizon, "QUICK_HINT_S", 0.0)
+    monkeypatch.setattr(cpsat_engine, "explicit_plan", lambda *a, **k: pytest.fail("hint taken"))
+    for name, task in _layouts(tmp_path)[:2]:
+        want = reference_optimum(task)
+        r = ENGINES["cpsat"](_K(task), Limits(time_s=60))
+        assert r.status == "optimal" and r.cost == want, (name, r.message)
+        assert "hint_s" not in r.stats and "bfs hint" not in r.proof
+
+
+def test_a_quick_hint_that_finds_nothing_leaves_the_full_one_due(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """No plan within the quick hint's seconds: the schedule runs, the full hint stays due."""
+    name, task = _layouts(tmp_path)[1]
+    assert task.cost_kind == "unit"
+    want = reference_optimum(task)
+    budgets: list[float | None] = []
+
+    def nothing(*args: object, seconds: float | None = None) -> None:
+        budgets.append(seconds)
+        return None
+
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)
+    monkeypatch.setattr(cpsat_engine, "explicit_plan", nothing)
+    r = ENGINES["cpsat"](_K(task), Limits(time_s=60))
+    assert r.status == "optimal" and r.cost == want, (name, r.message)
+    assert budgets == [horizon.QUICK_HINT_S, None]
 
 
 def dear_walker_plan() -> tuple[object, int, int, list[int]]:
@@ -166,6 +197,7 @@ def test_unit_costs_take_the_hint_when_a_schedule_model_runs_past_its_time(
     name, task = _layouts(tmp_path)[1]
     want = reference_optimum(task)
     monkeypatch.setattr(horizon, "HINT_AFTER_S", 100.0)
+    monkeypatch.setattr(horizon, "QUICK_HINT_S", 0.0)
     real = cpsat_engine._Runner.solve
     cut: list[float] = []
 
@@ -188,6 +220,7 @@ def test_a_plan_from_a_cut_schedule_model_is_refuted_below(tmp_path: Path,
     name, task = _layouts(tmp_path)[0]
     want = reference_optimum(task)
     monkeypatch.setattr(horizon, "HINT_AFTER_S", 100.0)
+    monkeypatch.setattr(horizon, "QUICK_HINT_S", 0.0)
     monkeypatch.setattr(cpsat_engine, "explicit_plan", lambda *a: pytest.fail("the hint was not needed"))
     real = cpsat_engine._Runner.solve
 

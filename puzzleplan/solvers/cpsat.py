@@ -89,6 +89,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..encodings.runbound import RunBound, cost_lower_bound, horizon_for_cost
 from ..lang.errors import OptionError
+from . import horizon as horizon_mod
 from .horizon import (
     LazyInvariants,
     Variant,
@@ -297,6 +298,12 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     hint_at = hint_after(task, opt_bool("hint", hint), usable=not fixed)
     hint = hint_at is not None
     hinted: list[int] | None = None
+    quick = horizon_mod.QUICK_HINT_S
+    if hint and task.cost_kind == "unit" and quick > 0:   # a small bfs first; the full one stays due
+        found = explicit_plan(kernel, clock, run.extra, seconds=quick)
+        if found is not None and found[0] > 0:
+            best, proving, hinted, hint = found, True, found[1], False
+            H = proof_horizon(best[0])
     while True:
         # the run bound first: without it no proof horizon follows from the hint's cost
         if hint and best is None and clock.elapsed() >= (hint_at or 0.0):

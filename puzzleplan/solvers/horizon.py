@@ -203,6 +203,9 @@ def state_bound(task: Any, symmetric: bool) -> int:
 # unit costs: the symbolic engines ask bfs for a plan (explicit_plan) once they have run this long
 # without one; before that their own schedule is cheaper (docs/architecture.md, "The bfs hint")
 HINT_AFTER_S = 3.0
+# unit costs, cpsat: a bfs plan asked for at once, with at most this many seconds (0: not asked);
+# CP-SAT's schedule builds a fresh model per horizon, dearer than a small bfs (docs/architecture.md)
+QUICK_HINT_S = 0.25
 
 
 def hint_after(task: Any, option: bool | None, usable: bool = True) -> float | None:
@@ -218,7 +221,8 @@ def hint_after(task: Any, option: bool | None, usable: bool = True) -> float | N
     return HINT_AFTER_S if task.cost_kind == "unit" else 0.0
 
 
-def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any]) -> tuple[int, list[int]] | None:
+def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any],
+                  seconds: float | None = None) -> tuple[int, list[int]] | None:
     """An upper bound for a proof: a plan from bfs on the same kernel, within a small budget.
 
     A symbolic engine spends most of its time finding the first plan (the horizon schedule,
@@ -227,7 +231,8 @@ def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any]) -> tuple[int
     in a fraction of that time on the tasks it can enumerate (docs/architecture.md, "The
     bfs hint").  Only the plan is used -- it is replayed like any other -- never bfs's
     verdict: the lower bound stays the engine's own UNSAT / INFEASIBLE.  Budget: a tenth of
-    the time left (at most 10 s) and a million states; None when no plan came within it.
+    the time left (at most 10 s, or ``seconds``) and a million states; None when no plan came
+    within it.
     """
     from ..encodings.kernel import Kernel, make_kernel
     from .bfs import solve as bfs
@@ -236,6 +241,8 @@ def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any]) -> tuple[int
         kernel = make_kernel(kernel.task, "numpy")
     left = clock.left()
     budget = 10.0 if left is None else min(10.0, 0.1 * left)
+    if seconds is not None:
+        budget = min(budget, seconds)
     t0 = time.perf_counter()
     rss = None if clock.max_rss is None else clock.max_rss / 2**20
     r = bfs(kernel, Limits(time_s=budget, max_states=1_000_000, max_rss_mb=rss))
@@ -246,5 +253,5 @@ def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any]) -> tuple[int
     return r.cost, list(r.plan)
 
 
-__all__ = ["HINT_AFTER_S", "LazyInvariants", "Variant", "explicit_plan", "hint_after", "opt_bool", "opt_int",
-           "opt_seconds", "run_bound", "state_bound", "undo_pairs_for"]
+__all__ = ["HINT_AFTER_S", "QUICK_HINT_S", "LazyInvariants", "Variant", "explicit_plan", "hint_after",
+           "opt_bool", "opt_int", "opt_seconds", "run_bound", "state_bound", "undo_pairs_for"]
