@@ -300,8 +300,12 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     hinted: list[int] | None = None
     quick = horizon_mod.QUICK_HINT_S
     if hint and task.cost_kind == "unit" and quick > 0:   # a small bfs first; the full one stays due
-        found = explicit_plan(kernel, clock, run.extra, seconds=quick)
+        asked: dict[str, Any] = {}
+        found = explicit_plan(kernel, clock, asked, seconds=quick)
+        if "hint_s" in asked:
+            run.extra["quick_hint_s"] = asked["hint_s"]
         if found is not None and found[0] > 0:
+            run.extra.update(asked)
             best, proving, hinted, hint = found, True, found[1], False
             H = proof_horizon(best[0])
     while True:
