@@ -119,6 +119,26 @@ def reference_reachable(task) -> set[tuple[int, ...]]:
     return seen
 
 
+def encoder_reachable(task, groups: list[list[int]]) -> set[tuple[int, ...]]:
+    """The reachable states as the symbolic encoders see them: each successor re-sorted within
+    ``groups`` (their sort groups, or none), by the same step the encoders unroll."""
+    from puzzleplan.encodings.symmetry import canonical, successor
+
+    start = tuple(canonical(groups, task.init))
+    seen = {start}
+    todo = [start]
+    while todo:
+        s = todo.pop()
+        for k in range(len(task.actions)):
+            nxt = successor(task, k, s)
+            if nxt is not None:
+                c = tuple(canonical(groups, nxt))
+                if c not in seen:
+                    seen.add(c)
+                    todo.append(c)
+    return seen
+
+
 def cost_to_go(task) -> dict[tuple[int, ...], int | None]:
     """Exact optimal remaining cost h*(s) of every reachable canonical state (None = goal unreachable).
 

@@ -11,37 +11,21 @@ from __future__ import annotations
 import random
 
 import pytest
-from helpers import sliding_walk, write_klotski, write_sliding
+from helpers import encoder_reachable, sliding_walk, write_klotski, write_sliding
 from pysat.solvers import Solver
 
 from puzzleplan import api
 from puzzleplan.encodings.invariants import exactly_one_values, mutex_invariants, relaxed_fixpoint
 from puzzleplan.encodings.sat import CnfPlan
-from puzzleplan.encodings.symmetry import canonical, successor, symmetry_groups
+from puzzleplan.encodings.symmetry import symmetry_groups
 from puzzleplan.ir.task import Task, ground
 from puzzleplan.lang import Act, Model
-
-
-def _reachable(task: Task, groups: list[list[int]]) -> set[tuple[int, ...]]:
-    start = tuple(canonical(groups, task.init))
-    seen = {start}
-    todo = [start]
-    while todo:
-        s = todo.pop()
-        for k in range(len(task.actions)):
-            nxt = successor(task, k, s)
-            if nxt is not None:
-                c = tuple(canonical(groups, nxt))
-                if c not in seen:
-                    seen.add(c)
-                    todo.append(c)
-    return seen
 
 
 def _broken(task: Task, groups: list[list[int]], claims) -> list[str]:
     """Reachable states where a claimed value is held by no variable, or by two."""
     return [f"{a} held {sum(s[v] == a for v in g)} times in {s}"
-            for s in _reachable(task, groups) for g, a in claims if sum(s[v] == a for v in g) != 1]
+            for s in encoder_reachable(task, groups) for g, a in claims if sum(s[v] == a for v in g) != 1]
 
 
 def _claims(task: Task, symmetric: bool) -> tuple:

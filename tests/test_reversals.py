@@ -9,7 +9,7 @@ breadth-first enumeration with the reference semantics, independent of the analy
 from __future__ import annotations
 
 import pytest
-from helpers import write_klotski, write_sliding
+from helpers import encoder_reachable, write_klotski, write_sliding
 
 from puzzleplan import api
 from puzzleplan.encodings.invariants import relaxed_fixpoint
@@ -20,26 +20,10 @@ from puzzleplan.lang import Act, Max, Min, Model
 from puzzleplan.solvers.result import Limits
 
 
-def _reachable(task: Task, groups: list[list[int]]) -> list[tuple[int, ...]]:
-    start = tuple(canonical(groups, task.init))
-    seen = {start}
-    todo = [start]
-    while todo:
-        s = todo.pop()
-        for k in range(len(task.actions)):
-            nxt = successor(task, k, s)
-            if nxt is not None:
-                c = tuple(canonical(groups, nxt))
-                if c not in seen:
-                    seen.add(c)
-                    todo.append(c)
-    return sorted(seen)
-
-
 def _violations(task: Task, groups: list[list[int]], pairs: list[tuple[int, int]]) -> list[str]:
     """Reachable states where ``i`` then ``j`` fire and do not come back (none may exist)."""
     bad = []
-    for s in _reachable(task, groups):
+    for s in sorted(encoder_reachable(task, groups)):
         for i, j in pairs:
             mid = successor(task, i, s)
             if mid is None:
