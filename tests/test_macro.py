@@ -279,3 +279,21 @@ def test_normalised_key_is_the_least_canonical_key_of_the_region(level: int) -> 
     for i in range(len(S)):
         rows = sorted(tuple(int(w) for w in K[j]) for j in np.flatnonzero(origin == i))
         assert tuple(int(w) for w in mk.canon_pack(S[i:i + 1])[0]) == rows[0]
+
+
+def test_a_deadline_passing_after_the_goal_keeps_the_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search proved the optimum; the time limit strikes while the plan is rebuilt.  The
+    result is the proven plan, not an OutOfTime escaping as a traceback (seen once in CI)."""
+    task = load("sokoban", MICROBAN, "level=1", "metric=pushes").task
+    real = MacroKernel.concretise
+
+    def late(self: MacroKernel, *args: object) -> list[int]:
+        assert self.clock is not None
+        self.clock.deadline = 0.0          # long past: every clock check from here on stops
+        return real(self, *args)           # type: ignore[arg-type]
+
+    monkeypatch.setattr(MacroKernel, "concretise", late)
+    r = bestfirst.solve(make_kernel(task, "numpy"), Limits(time_s=120), use_heuristic=True, macro=True)
+    assert r.status == "optimal" and r.cost == TABLE[1][0]
+    chk = check_plan(task, r.plan)
+    assert chk.ok and chk.cost == r.cost

@@ -288,6 +288,15 @@ class MacroKernel:
         state and stops at the first layer from which a non-walk action (or, for ``GOAL_WALK``,
         the walk itself) reaches the next recorded key at the recorded cost.
         """
+        # the plan is proven: rebuilding it is bounded work, not search, and a deadline passing
+        # now must not lose it (it did: OutOfTime escaped from here as a traceback)
+        clock, self.clock = self.clock, None
+        try:
+            return self._concretise(keys, actions, g)
+        finally:
+            self.clock = clock
+
+    def _concretise(self, keys: np.ndarray, actions: list[int], g: list[int]) -> list[int]:
         state = self.base.init_state()
         plan: list[int] = []
         for step, a in enumerate(actions):
