@@ -102,7 +102,7 @@ from .horizon import (
     state_bound,
     undo_pairs_for,
 )
-from .result import Clock, Limits, Result
+from .result import STOP, Clock, Limits, Result
 
 if TYPE_CHECKING:  # ortools is imported on first use: it costs ~0.3 s at start-up
     from ..encodings.cpsat import CpPlan
@@ -323,8 +323,9 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
             run.figures["best_cost"] = best[0]
         clock.report(**run.figures, conflicts=run.conflicts)
         try:
-            model = build(H, proof=proving, max_cost=None if best is None else best[0] - 1,
-                          objective=not proving)
+            with STOP.held():   # the clause model's totalizers are pysat's C code
+                model = build(H, proof=proving, max_cost=None if best is None else best[0] - 1,
+                              objective=not proving)
         except BuildStopped:
             return out_of_time(H, best)
         # unit costs with the hint still due: the schedule's model stops when it is due

@@ -24,7 +24,7 @@ from ..encodings.variant import VariantCheck, check_variant
 from ..lang.errors import OptionError
 from ..lang.ops import evaluate
 from ..lang.variant import variant_of
-from .result import Clock, Limits
+from .result import STOP, Clock, Limits
 
 
 def opt_int(name: str, value: Any, minimum: int = 0) -> int | None:
@@ -90,8 +90,9 @@ class LazyInvariants:
             t0 = time.perf_counter()
             self.value = _synthesised(self.task, self.symmetric)
             if self.value is None:
-                self.value = mutex_invariants(self.task, deadline=self.clock.deadline,
-                                              symmetric=self.symmetric)
+                with STOP.held():   # pysat inside: a signal waits for the engine's next poll
+                    self.value = mutex_invariants(self.task, deadline=self.clock.deadline,
+                                                  symmetric=self.symmetric)
                 if self.value is not None:
                     key = (id(self.task), self.symmetric)
                     gone = weakref.ref(self.task, lambda _, key=key: _SYNTHESISED.pop(key, None))
@@ -113,7 +114,9 @@ def run_bound(task: Any, inv: LazyInvariants, clock: Clock, seconds: float | Non
             seconds = min(seconds, max(clock.deadline - time.perf_counter(), 0.0) / 4)
     if seconds <= 0:
         return RunBound(None, 0.0, sum(1 for a in task.actions if a.cost == 0))
-    return zero_cost_run_bound(task, inv.get(), deadline=time.perf_counter() + seconds)
+    known = inv.get()
+    with STOP.held():
+        return zero_cost_run_bound(task, known, deadline=time.perf_counter() + seconds)
 
 
 class Variant:
@@ -138,9 +141,12 @@ class Variant:
             return False
         if self.result is None:
             known = self.inv.value if self.inv.done else None
-            self.result = check_variant(self.task, known, deadline=self.clock.deadline)
+            with STOP.held():
+                self.result = check_variant(self.task, known, deadline=self.clock.deadline)
             if self.result is not None and self.result.ok is False and self.inv.enabled and not self.inv.done:
-                self.result = check_variant(self.task, self.inv.get(), deadline=self.clock.deadline)
+                more = self.inv.get()
+                with STOP.held():
+                    self.result = check_variant(self.task, more, deadline=self.clock.deadline)
         return bool(self.result is not None and self.result.ok)
 
     def note(self) -> str:

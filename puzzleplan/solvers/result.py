@@ -195,8 +195,8 @@ class Stop:
         own error.  Held, a signal waits until the engine polls ``Clock.out_of_time`` between two
         solver calls; on leaving, it is delivered to our handler as usual.
         """
-        if not self.installed or threading.current_thread() is not threading.main_thread():
-            yield
+        if not self.installed or self._held or threading.current_thread() is not threading.main_thread():
+            yield       # (already held: the outer hold delivers on leaving)
             return
         old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
         self._held = True
