@@ -220,7 +220,8 @@ def hint_after(task: Any, option: bool | None, usable: bool = True) -> float | N
     The option ``hint`` (None: the default, on) applies where bfs gives plans (unit and 0/1
     costs) and the engine can use one (``usable``).  With zero-cost actions at once: the
     first feasible horizon's minimum proves nothing there.  With unit costs after
-    :data:`HINT_AFTER_S`: short plans are proven sooner without it.
+    :data:`HINT_AFTER_S`: short plans are proven sooner without it (cpsat also asks a small
+    bfs of at most :data:`QUICK_HINT_S` at once, its schedule's models being dearer).
     """
     if option is False or not usable or task.cost_kind not in ("unit", "01"):
         return None
