@@ -22,6 +22,11 @@ Metrics, all as 0/1 step costs, so every exact engine computes them:
               *and direction* is free.
     steps     every step costs 1.
 
+Option ``action=move`` (metric ``moves`` only): one action per whole move, a piece along any
+path the empty cells allow (:func:`whole_move_paths`), each costing 1.  The same optima as
+the cell steps (tests/test_klotski_whole_moves.py), with unit costs: a symbolic engine's
+horizon then counts moves, not steps, and needs no zero-cost run bound.
+
 Record format: ../instances/klotski/FORMAT.md, plus optional headers
 ``size: WxH`` (default 4x5) and ``goal: r,c`` (top-left cell of A at the
 goal; default bottom-middle ``H-2, (W-2)//2``).  Same-shaped pieces other
@@ -43,6 +48,7 @@ from puzzleplan.lang import (
     Model,
     Not,
     Option,
+    OptionError,
     Or,
     Record,
     Table,
@@ -54,10 +60,14 @@ from puzzleplan.lang import (
 NAME = "klotski"
 OPTIONS = [
     Option("metric", "moves", "what one unit of cost is", choices=("moves", "straight", "steps")),
+    Option("action", "cell", "what one action is: cell (a piece moves one cell; with metric moves or "
+           "straight a continuation is free) or move (metric moves only: a whole move, the piece along "
+           "any path the empty cells allow, each action costing 1)", choices=("cell", "move")),
 ]
 
 SHAPES = {(2, 2): "2x2", (1, 2): "2x1 horizontal", (2, 1): "1x2 vertical", (1, 1): "1x1"}
 DIRS = (("up", -1, 0), ("down", 1, 0), ("left", 0, -1), ("right", 0, 1))
+MAX_WHOLE_EMPTY = 6
 
 
 @dataclass
@@ -144,16 +154,88 @@ def parse(rec: Record) -> Layout:
     return Layout(rec.id or headers.get("name", "layout"), W, H, pieces, goal, headers)
 
 
-def build(lay: Layout, metric: str = "moves") -> Model:
+def whole_move_paths(h: int, w: int, empty: int) -> list[tuple[tuple[str, ...], tuple[int, int], frozenset]]:
+    """Every way an ``h`` x ``w`` piece can make one move when the board has ``empty`` empty cells.
+
+    Why this list is complete: during a move the other pieces stand still, so every cell the
+    moving piece covers on the way is its own or was empty: the union of its footprints along
+    the path has at most ``h w + empty`` cells.  Of the paths between two positions the
+    shortest visits no position twice, so the simple paths within that union bound reach every
+    position one move can reach.  A path whose cells (beyond the starting footprint) include
+    all of another path's to the same end is dropped: the other applies whenever it does.
+
+    Returns (directions, displacement (rows, columns), cells needed empty relative to the
+    starting top-left cell), one per kept path.
+    """
+    start = frozenset((i, j) for i in range(h) for j in range(w))
+    limit = h * w + empty
+    found: list[tuple[tuple[str, ...], tuple[int, int], frozenset]] = []
+
+    def walk(at: tuple[int, int], seen: set, union: frozenset, names: tuple[str, ...]) -> None:
+        for name, dr, dc in DIRS:
+            nxt = (at[0] + dr, at[1] + dc)
+            if nxt in seen:
+                continue
+            grown = union | {(nxt[0] + i, nxt[1] + j) for i in range(h) for j in range(w)}
+            if len(grown) > limit:
+                continue
+            path = (*names, name)
+            found.append((path, nxt, grown - start))
+            walk(nxt, seen | {nxt}, grown, path)
+
+    walk((0, 0), {(0, 0)}, start, ())
+    kept = []
+    for path, end, need in found:
+        dominated = any(e == end and (n < need or (n == need and (len(p), p) < (len(path), path)))
+                        for p, e, n in found)
+        if not dominated:
+            kept.append((path, end, need))
+    return kept
+
+
+def _whole_moves(m: Model, lay: Layout, pos: list, occ: object) -> None:
+    """Option ``action=move``: one action per piece and kept path (:func:`whole_move_paths`), cost 1."""
+    W, H = lay.width, lay.height
+    empty = W * H - sum(p.h * p.w for p in lay.pieces)
+    if empty > MAX_WHOLE_EMPTY:   # the paths grow about 2.4x per empty cell (672 for a 1x1 piece at 6)
+        raise OptionError(f"action=move lists every path one move can take; with {empty} empty cells "
+                          f"(at most {MAX_WHOLE_EMPTY}) there are too many: use action=cell")
+    for k, p in enumerate(lay.pieces):
+        for path, (dr, dc), need in whole_move_paths(p.h, p.w, empty):
+            tables = []
+            for i, j in sorted(need):
+                t = []
+                for x in range(W * H):
+                    r0, c0 = divmod(x, W)
+                    rr, cc = r0 + i, c0 + j
+                    fits = 0 <= r0 <= H - p.h and 0 <= c0 <= W - p.w
+                    t.append(rr * W + cc if fits and 0 <= rr < H and 0 <= cc < W else -1)
+                tables.append(t)
+            if not any(all(t[x] >= 0 for t in tables) for x in range(W * H)):
+                continue   # the path leaves every board position (small boards)
+            free = And(*[Not(Element(occ, Table(t, default=-1)[pos[k]], default=True)) for t in tables])
+            label = f"{p.letter} {','.join(path)}"
+
+            def schema(free: Expr = free, k: int = k, delta: int = dr * W + dc, label: str = label) -> Act:
+                return Act(guard=free, effects={pos[k]: pos[k] + delta}, label=label)
+
+            m.action(f"move_{p.letter}_{'_'.join(path)}")(schema)
+
+
+def build(lay: Layout, metric: str = "moves", action: str = "cell") -> Model:
     W, H, P = lay.width, lay.height, lay.pieces
     n_cells = W * H
-    m = Model(f"klotski-{metric}")
+    whole = action == "move"
+    if whole and metric != "moves":
+        raise OptionError(f"action=move makes one action of a whole move, so it counts moves: it needs "
+                          f"metric=moves, not metric={metric}")
+    m = Model(f"klotski-{metric}" + ("-whole" if whole else ""))
     pos = [m.var(f"pos[{p.letter}]", 0, n_cells - 1, p.r * W + p.c) for p in P]
-    if metric == "moves":
+    if metric == "moves" and not whole:
         last = m.var("last", -1, n_cells - 1, -1, aux=True)
     elif metric == "straight":
         last = m.var("last", -1, 4 * n_cells - 1, -1, aux=True)
-    if metric != "steps":
+    if metric != "steps" and not whole:
         # `last` only makes a continuation free; after one step two states that differ only in
         # `last` agree again, so their optimal remaining costs differ by at most 1
         m.aux_bound(1)
@@ -175,7 +257,9 @@ def build(lay: Layout, metric: str = "moves") -> Model:
         for cell in range(n_cells)
     ])
 
-    for k, p in enumerate(P):
+    if whole:
+        _whole_moves(m, lay, pos, occ)
+    for k, p in enumerate(P if not whole else ()):
         for d, (name, dr, dc) in enumerate(DIRS):
             # cells the piece newly covers, as a function of its top-left cell (-1 = off the board)
             if dr:
@@ -222,6 +306,8 @@ def build(lay: Layout, metric: str = "moves") -> Model:
     elif metric == "straight":
         a_moved_last = last // 4 == pos[0]
         m.heuristic(Max(ToInt(dist_r > 0) + ToInt(dist_c > 0) - ToInt(a_moved_last), 0), admissible=True)
+    elif whole:   # every move costs 1 and A is not home
+        m.heuristic(ToInt(Not(pos[0] == goal_cell)), admissible=True)
     else:
         m.heuristic(If(last == pos[0], 0, ToInt(Not(pos[0] == goal_cell))), admissible=True)
 

@@ -60,7 +60,7 @@ def test_json_contract_fayaa_117(capsys):
     assert doc["status"] == "optimal" and doc["cost"] == 18    # published minimum (fayaa.com)
     assert doc["engine"] == "bfs"
     assert doc["instance"] == inst
-    assert doc["options"] == {"metric": "moves"}
+    assert doc["options"] == {"metric": "moves", "action": "cell"}
     assert doc["steps"] == len(doc["plan"])
     assert doc["stats"]["verified"] is True
     # the plan is replayable from the labels alone, independently of the engine's indices

@@ -127,9 +127,11 @@ def test_time_limit_counts_compilation_and_falls_back_to_numpy(tmp_path: Path, k
 def test_macro_search_compiles_its_sub_kernels_inside_the_limit(tmp_path: Path) -> None:
     """A macro search (Sokoban's walks) builds kernels of its own sub-tasks; with ``--kernel numba`` and
     an empty cache those compiles (about a minute) ran in the process, past ``--time-limit``.  Now
-    they go to the same stoppable child as a plain kernel's."""
+    they go to the same stoppable child as a plain kernel's.  Level 144: no engine here solves it
+    within 10 minutes (docs/models/sokoban.md), so "limit" cannot depend on the machine's speed
+    (level 98 was solved within the 3 s once, on a quiet machine)."""
     microban = f"{ROOT}/instances/sokoban/microban.xsb"
-    out, result, wall = _cold_run(tmp_path, "sokoban", microban, "-O", "level=98", "-e", "ucs",
+    out, result, wall = _cold_run(tmp_path, "sokoban", microban, "-O", "level=144", "-e", "ucs",
                                   "--time-limit", "3", "--kernel", "numba")
     assert out.returncode == 12 and result["status"] == "limit", out.stderr
     assert wall <= 3 * 1.05 + 1.0
