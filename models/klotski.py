@@ -22,10 +22,11 @@ Metrics, all as 0/1 step costs, so every exact engine computes them:
               *and direction* is free.
     steps     every step costs 1.
 
-Option ``action=move`` (metric ``moves`` only): one action per whole move, a piece along any
-path the empty cells allow (:func:`whole_move_paths`), each costing 1.  The same optima as
-the cell steps (tests/test_klotski_whole_moves.py), with unit costs: a symbolic engine's
-horizon then counts moves, not steps, and needs no zero-cost run bound.
+Option ``action=move`` (metrics ``moves`` and ``straight``): one action per whole move, a
+piece along any path the empty cells allow (``straight``: along one line), each costing 1
+(:func:`whole_move_paths`).  The same optima as the cell steps
+(tests/test_klotski_whole_moves.py), with unit costs: a symbolic engine's horizon then
+counts moves, not steps, and needs no zero-cost run bound.
 
 Record format: ../instances/klotski/FORMAT.md, plus optional headers
 ``size: WxH`` (default 4x5) and ``goal: r,c`` (top-left cell of A at the
@@ -61,8 +62,9 @@ NAME = "klotski"
 OPTIONS = [
     Option("metric", "moves", "what one unit of cost is", choices=("moves", "straight", "steps")),
     Option("action", "cell", "what one action is: cell (a piece moves one cell; with metric moves or "
-           "straight a continuation is free) or move (metric moves only: a whole move, the piece along "
-           "any path the empty cells allow, each action costing 1)", choices=("cell", "move")),
+           "straight a continuation is free) or move (metrics moves and straight: a whole move, the "
+           "piece along any path the empty cells allow, or one straight slide, each action costing 1)",
+           choices=("cell", "move")),
 ]
 
 SHAPES = {(2, 2): "2x2", (1, 2): "2x1 horizontal", (2, 1): "1x2 vertical", (1, 1): "1x1"}
@@ -154,8 +156,12 @@ def parse(rec: Record) -> Layout:
     return Layout(rec.id or headers.get("name", "layout"), W, H, pieces, goal, headers)
 
 
-def whole_move_paths(h: int, w: int, empty: int) -> list[tuple[tuple[str, ...], tuple[int, int], frozenset]]:
+def whole_move_paths(h: int, w: int, empty: int,
+                     straight: bool = False) -> list[tuple[tuple[str, ...], tuple[int, int], frozenset]]:
     """Every way an ``h`` x ``w`` piece can make one move when the board has ``empty`` empty cells.
+
+    ``straight``: one move is a slide along one line (metric ``straight``): paths that repeat
+    their first direction only; the argument below holds for them as it stands.
 
     Why this list is complete: during a move the other pieces stand still, so every cell the
     moving piece covers on the way is its own or was empty: the union of its footprints along
@@ -174,7 +180,7 @@ def whole_move_paths(h: int, w: int, empty: int) -> list[tuple[tuple[str, ...], 
     def walk(at: tuple[int, int], seen: set, union: frozenset, names: tuple[str, ...]) -> None:
         for name, dr, dc in DIRS:
             nxt = (at[0] + dr, at[1] + dc)
-            if nxt in seen:
+            if nxt in seen or (straight and names and name != names[0]):
                 continue
             grown = union | {(nxt[0] + i, nxt[1] + j) for i in range(h) for j in range(w)}
             if len(grown) > limit:
@@ -193,7 +199,7 @@ def whole_move_paths(h: int, w: int, empty: int) -> list[tuple[tuple[str, ...], 
     return kept
 
 
-def _whole_moves(m: Model, lay: Layout, pos: list, occ: object) -> None:
+def _whole_moves(m: Model, lay: Layout, pos: list, occ: object, straight: bool) -> None:
     """Option ``action=move``: one action per piece and kept path (:func:`whole_move_paths`), cost 1."""
     W, H = lay.width, lay.height
     empty = W * H - sum(p.h * p.w for p in lay.pieces)
@@ -201,7 +207,7 @@ def _whole_moves(m: Model, lay: Layout, pos: list, occ: object) -> None:
         raise OptionError(f"action=move lists every path one move can take; with {empty} empty cells "
                           f"(at most {MAX_WHOLE_EMPTY}) there are too many: use action=cell")
     for k, p in enumerate(lay.pieces):
-        for path, (dr, dc), need in whole_move_paths(p.h, p.w, empty):
+        for path, (dr, dc), need in whole_move_paths(p.h, p.w, empty, straight):
             tables = []
             for i, j in sorted(need):
                 t = []
@@ -226,14 +232,14 @@ def build(lay: Layout, metric: str = "moves", action: str = "cell") -> Model:
     W, H, P = lay.width, lay.height, lay.pieces
     n_cells = W * H
     whole = action == "move"
-    if whole and metric != "moves":
-        raise OptionError(f"action=move makes one action of a whole move, so it counts moves: it needs "
-                          f"metric=moves, not metric={metric}")
+    if whole and metric == "steps":
+        raise OptionError("action=move makes one action of a whole move, so it counts moves: it needs "
+                          "metric=moves or metric=straight, not metric=steps")
     m = Model(f"klotski-{metric}" + ("-whole" if whole else ""))
     pos = [m.var(f"pos[{p.letter}]", 0, n_cells - 1, p.r * W + p.c) for p in P]
     if metric == "moves" and not whole:
         last = m.var("last", -1, n_cells - 1, -1, aux=True)
-    elif metric == "straight":
+    elif metric == "straight" and not whole:
         last = m.var("last", -1, 4 * n_cells - 1, -1, aux=True)
     if metric != "steps" and not whole:
         # `last` only makes a continuation free; after one step two states that differ only in
@@ -258,7 +264,7 @@ def build(lay: Layout, metric: str = "moves", action: str = "cell") -> Model:
     ])
 
     if whole:
-        _whole_moves(m, lay, pos, occ)
+        _whole_moves(m, lay, pos, occ, straight=metric == "straight")
     for k, p in enumerate(P if not whole else ()):
         for d, (name, dr, dc) in enumerate(DIRS):
             # cells the piece newly covers, as a function of its top-left cell (-1 = off the board)
@@ -303,6 +309,8 @@ def build(lay: Layout, metric: str = "moves", action: str = "cell") -> Model:
     # continuation is free right after A moved, so one unit less is all we may claim then
     if metric == "steps":
         m.heuristic(dist_r + dist_c, admissible=True)
+    elif metric == "straight" and whole:   # one slide changes one of A's coordinates
+        m.heuristic(ToInt(dist_r > 0) + ToInt(dist_c > 0), admissible=True)
     elif metric == "straight":
         a_moved_last = last // 4 == pos[0]
         m.heuristic(Max(ToInt(dist_r > 0) + ToInt(dist_c > 0) - ToInt(a_moved_last), 0), admissible=True)

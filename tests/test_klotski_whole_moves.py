@@ -12,6 +12,9 @@ must hold, and is checked here against the independent ``action=cell`` formulati
 * a whole-move plan, unfolded into its cell steps, replays in the cell model at the same cost;
 * sat and cpsat prove, on it, the optimum bfs finds in the cell model (60 seeded random
   layouts) and the published optimum (the horizon counts moves).
+
+Metric ``straight`` (one straight slide per move) is checked the same way, against the cell
+model's ``straight`` (no published minima: bfs on the cell model is the judge).
 """
 
 from __future__ import annotations
@@ -34,9 +37,22 @@ def _load(tmp_path: Path, name: str, text: str, *options: str) -> api.Loaded:
     return api.load_task("klotski", str(path), list(options))
 
 
-def _one_move_by_steps(task, state: tuple[int, ...], k: int) -> set[int]:
-    """Positions piece ``k`` reaches by its own cell steps alone (reference semantics), start excluded."""
-    mine = {i for i, a in enumerate(task.actions) if a.label.split()[0] == task.names[k][4:-1]}
+def _one_move_by_steps(task, state: tuple[int, ...], k: int, straight: bool = False) -> set[int]:
+    """Positions piece ``k`` reaches by its own cell steps alone (reference semantics), start excluded.
+
+    ``straight``: by repeating one direction only.
+    """
+    letter = task.names[k][4:-1]
+    if straight:
+        out = set()
+        for d in ("up", "down", "left", "right"):
+            s = state
+            label = f"{letter} {d}"
+            while nxt := [tuple(n) for a, n, _ in ref.successors(task, s) if task.actions[a].label == label]:
+                s = nxt[0]
+                out.add(s[k])
+        return out
+    mine = {i for i, a in enumerate(task.actions) if a.label.split()[0] == letter}
     seen, todo = {state}, [state]
     while todo:
         s = todo.pop()
@@ -57,19 +73,21 @@ def _random_cases(n: int, seed: int, tmp_path: Path) -> list[tuple[str, str]]:
     return [(f"layout-{i}", klotski_text(*random_layout(rng, tmp_path))) for i in range(n)]
 
 
-def test_a_move_reaches_exactly_what_cell_steps_reach(tmp_path: Path) -> None:
+@pytest.mark.parametrize("metric", ["moves", "straight"])
+def test_a_move_reaches_exactly_what_cell_steps_reach(tmp_path: Path, metric: str) -> None:
     """30 seeded layouts (1-3 empty cells), the start and four random-walk states each, every piece."""
     rng = random.Random(11)
     checked = 0
     for name, text in _random_cases(30, 2026, tmp_path):
         steps = _load(tmp_path, name, text, "metric=steps").task
-        whole = _load(tmp_path, name, text, "action=move").task
+        whole = _load(tmp_path, name, text, "action=move", f"metric={metric}").task
         assert whole.names == steps.names
         states = [tuple(steps.init)] + [tuple(random_walk(steps, rng, rng.randint(1, 30))[-1])
                                         for _ in range(4)]
         for state in states:
             for k in range(len(steps.names)):
-                assert _one_move_by_paths(whole, state, k) == _one_move_by_steps(steps, state, k), \
+                by_steps = _one_move_by_steps(steps, state, k, straight=metric == "straight")
+                assert _one_move_by_paths(whole, state, k) == by_steps, \
                     (name, state, steps.names[k], text)
                 checked += 1
     assert checked > 300
@@ -93,12 +111,13 @@ def _unfold(whole, cell, plan: list[int]) -> list[int]:
     return out
 
 
-def test_optima_agree_with_the_cell_model_on_random_layouts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("metric", ["moves", "straight"])
+def test_optima_agree_with_the_cell_model_on_random_layouts(tmp_path: Path, metric: str) -> None:
     """40 seeded layouts: bfs under both formulations, and the unfolded plan replays at its cost."""
     solved = 0
     for name, text in _random_cases(40, 7, tmp_path):
-        cell = _load(tmp_path, name, text, "metric=moves")
-        whole = _load(tmp_path, name, text, "action=move")
+        cell = _load(tmp_path, name, text, f"metric={metric}")
+        whole = _load(tmp_path, name, text, "action=move", f"metric={metric}")
         a = api.solve(cell, "bfs", Limits(time_s=60), kernel="numpy")
         b = api.solve(whole, "bfs", Limits(time_s=60), kernel="numpy")
         assert (a.status, a.cost) == (b.status, b.cost), (name, text)
@@ -111,13 +130,15 @@ def test_optima_agree_with_the_cell_model_on_random_layouts(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("chunk", range(4))
 def test_sat_and_cpsat_prove_what_bfs_finds_in_the_cell_model(tmp_path: Path, chunk: int) -> None:
-    """60 seeded layouts (4 chunks): the symbolic engines on ``action=move`` against the judge,
-    bfs on the cell model (``metric=moves``); unsolvable layouts: no plan within 6 moves."""
+    """60 seeded layouts (4 chunks, metric moves in two, straight in two): the symbolic engines on
+    ``action=move`` against the judge, bfs on the cell model; unsolvable layouts: no plan within 6
+    moves."""
     problems, judged = [], 0
+    metric = ("moves", "straight")[chunk % 2]
     for name, text in _random_cases(60, 99, tmp_path)[chunk * 15:(chunk + 1) * 15]:
-        cell = _load(tmp_path, name, text, "metric=moves")
+        cell = _load(tmp_path, name, text, f"metric={metric}")
         best = api.solve(cell, "bfs", Limits(time_s=60), kernel="numpy")
-        whole = _load(tmp_path, name, text, "action=move")
+        whole = _load(tmp_path, name, text, "action=move", f"metric={metric}")
         for engine in ("sat", "cpsat"):
             if best.status == "unsolvable":
                 r = api.solve(whole, engine, Limits(time_s=60), kernel="numpy", horizon=6)
@@ -162,9 +183,8 @@ def test_symbolic_engines_prove_the_published_minimum(engine: str, moves: int, r
     assert res.stats["verified"] is True
 
 
-@pytest.mark.parametrize("opt", ["metric=steps", "metric=straight"])
-def test_action_move_needs_the_moves_metric(capsys, opt: str) -> None:
-    argv = ["solve", "klotski", f"{FAYAA}#fayaa-117", "-O", "action=move", "-O", opt]
+def test_action_move_needs_a_moves_metric(capsys) -> None:
+    argv = ["solve", "klotski", f"{FAYAA}#fayaa-117", "-O", "action=move", "-O", "metric=steps"]
     code, out, err = run_cli(argv, capsys)
     assert code == 31 and out == "" and len(err.strip().splitlines()) == 1 and "metric=moves" in err
 
