@@ -199,6 +199,17 @@ def whole_move_paths(h: int, w: int, empty: int,
     return kept
 
 
+def _cell_table(p: Piece, i: int, j: int, W: int, H: int) -> list[int]:
+    """The cell at offset (i, j) from piece p's top-left cell, per top-left cell (-1: off the board)."""
+    t = []
+    for x in range(W * H):
+        r0, c0 = divmod(x, W)
+        rr, cc = r0 + i, c0 + j
+        fits = 0 <= r0 <= H - p.h and 0 <= c0 <= W - p.w
+        t.append(rr * W + cc if fits and 0 <= rr < H and 0 <= cc < W else -1)
+    return t
+
+
 def _whole_moves(m: Model, lay: Layout, pos: list, occ: object, straight: bool) -> None:
     """Option ``action=move``: one action per piece and kept path (:func:`whole_move_paths`), cost 1."""
     W, H = lay.width, lay.height
@@ -208,15 +219,7 @@ def _whole_moves(m: Model, lay: Layout, pos: list, occ: object, straight: bool) 
                           f"(at most {MAX_WHOLE_EMPTY}) there are too many: use action=cell")
     for k, p in enumerate(lay.pieces):
         for path, (dr, dc), need in whole_move_paths(p.h, p.w, empty, straight):
-            tables = []
-            for i, j in sorted(need):
-                t = []
-                for x in range(W * H):
-                    r0, c0 = divmod(x, W)
-                    rr, cc = r0 + i, c0 + j
-                    fits = 0 <= r0 <= H - p.h and 0 <= c0 <= W - p.w
-                    t.append(rr * W + cc if fits and 0 <= rr < H and 0 <= cc < W else -1)
-                tables.append(t)
+            tables = [_cell_table(p, i, j, W, H) for i, j in sorted(need)]
             if not any(all(t[x] >= 0 for t in tables) for x in range(W * H)):
                 continue   # the path leaves every board position (small boards)
             free = And(*[Not(Element(occ, Table(t, default=-1)[pos[k]], default=True)) for t in tables])
@@ -272,15 +275,7 @@ def build(lay: Layout, metric: str = "moves", action: str = "cell") -> Model:
                 edge = [(p.h if dr > 0 else -1, j) for j in range(p.w)]
             else:
                 edge = [(i, p.w if dc > 0 else -1) for i in range(p.h)]
-            tables = []
-            for ei, ej in edge:
-                t = []
-                for x in range(n_cells):
-                    r0, c0 = divmod(x, W)
-                    rr, cc = r0 + ei, c0 + ej
-                    fits = 0 <= r0 <= H - p.h and 0 <= c0 <= W - p.w
-                    t.append(rr * W + cc if fits and 0 <= rr < H and 0 <= cc < W else -1)
-                tables.append(Table(t, default=-1))
+            tables = [Table(_cell_table(p, ei, ej, W, H), default=-1) for ei, ej in edge]
             free = And(*[Not(Element(occ, tab[pos[k]], default=True)) for tab in tables])
             delta = dr * W + dc
             effects = {pos[k]: pos[k] + delta}
