@@ -1,4 +1,5 @@
-"""sat's bfs hint: after the horizon chain has run a while, one refutation below a bfs plan.
+"""sat's bfs hint: a small bfs at once (the quick hint) or after the horizon chain has run a
+while, then one refutation below the bfs plan, on a formula of its own with the goal fixed.
 
 Judged by the reference semantics (breadth-first over the reference interpreter), on
 seeded random 8-puzzles and 3x3 sliding-block layouts (unit steps): with the switch
@@ -154,3 +155,57 @@ def test_with_zero_cost_actions_a_dearer_hint_is_beaten(monkeypatch: pytest.Monk
     r = ENGINES["sat"](_K(task), Limits(time_s=60), hint=True)
     assert r.status == "optimal" and r.cost == want, r.message
     assert ref.check_plan(task, r.plan).cost == want and "bfs hint" not in r.proof
+
+
+def test_unit_costs_ask_the_quick_hint_first_and_its_budget(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default (no switch forced) the small bfs comes right after horizon 0, with QUICK_HINT_S
+    seconds; its plan is refuted below at once, and the stats say which hint it was."""
+    from puzzleplan.solvers.horizon import explicit_plan
+
+    budgets: list[object] = []
+
+    def hint(*args: object) -> tuple[int, list[int]] | None:
+        budgets.append(args[3] if len(args) > 3 else None)
+        return explicit_plan(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sat_engine, "explicit_plan", hint)
+    for name, task in _tasks(tmp_path, 31)[:3]:
+        budgets.clear()
+        want = reference_optimum(task)
+        r = ENGINES["sat"](_K(task), Limits(time_s=60))
+        assert r.status == "optimal" and r.cost == want, (name, r.status, r.message)
+        assert ref.check_plan(task, r.plan).cost == want, name
+        if want > 1:
+            assert budgets == [horizon.QUICK_HINT_S], (name, budgets)
+            assert "quick_hint_s" in r.stats and r.stats["hint_cost"] == want, name
+            assert r.proof.startswith(f"no plan of at most {want - 1} steps"), r.proof
+            assert "bfs hint" in r.proof, r.proof
+
+
+def test_a_quick_hint_that_finds_nothing_leaves_the_chain_and_the_full_hint(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    budgets: list[object] = []
+
+    def nothing(*args: object) -> None:
+        budgets.append(args[3] if len(args) > 3 else None)
+        return None
+
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)
+    monkeypatch.setattr(sat_engine, "explicit_plan", nothing)
+    name, task = _tasks(tmp_path, 13)[0]
+    want = reference_optimum(task)
+    r = ENGINES["sat"](_K(task), Limits(time_s=60))
+    assert r.status == "optimal" and r.cost == want, (name, r.message)
+    assert budgets == [horizon.QUICK_HINT_S, None]
+    assert "hint_cost" not in r.stats and "bfs hint" not in r.proof
+
+
+def test_quick_hint_zero_keeps_the_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(horizon, "QUICK_HINT_S", 0.0)
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 1e9)
+    monkeypatch.setattr(sat_engine, "explicit_plan", lambda *a: pytest.fail("hint taken"))
+    for name, task in _tasks(tmp_path, 17)[:2]:
+        r = ENGINES["sat"](_K(task), Limits(time_s=60))
+        assert r.status == "optimal" and r.cost == reference_optimum(task), name
+        assert "quick_hint_s" not in r.stats and "hint" not in r.proof

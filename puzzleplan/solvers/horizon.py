@@ -209,8 +209,9 @@ def state_bound(task: Any, symmetric: bool) -> int:
 # unit costs: the symbolic engines ask bfs for a plan (explicit_plan) once they have run this long
 # without one; before that their own schedule is cheaper (docs/architecture.md, "The bfs hint")
 HINT_AFTER_S = 3.0
-# unit costs, cpsat: a bfs plan asked for at once, with at most this many seconds (0: not asked);
-# CP-SAT's schedule builds a fresh model per horizon, dearer than a small bfs (docs/architecture.md)
+# unit costs: a bfs plan asked for at once, with at most this many seconds (0: not asked); CP-SAT's
+# schedule builds a fresh model per horizon, and sat's refutation below a plan beats its chain, both
+# dearer than a small bfs (docs/architecture.md, "The quick hint", "sat's quick hint")
 QUICK_HINT_S = 0.25
 
 
@@ -220,8 +221,8 @@ def hint_after(task: Any, option: bool | None, usable: bool = True) -> float | N
     The option ``hint`` (None: the default, on) applies where bfs gives plans (unit and 0/1
     costs) and the engine can use one (``usable``).  With zero-cost actions at once: the
     first feasible horizon's minimum proves nothing there.  With unit costs after
-    :data:`HINT_AFTER_S`: short plans are proven sooner without it (cpsat also asks a small
-    bfs of at most :data:`QUICK_HINT_S` at once, its schedule's models being dearer).
+    :data:`HINT_AFTER_S` (both engines also ask a small bfs of at most :data:`QUICK_HINT_S` at
+    once, with which they go straight to the refutation).
     """
     if option is False or not usable or task.cost_kind not in ("unit", "01"):
         return None

@@ -248,8 +248,8 @@ ENGINES: tuple[Engine, ...] = (
                Opt("incremental", bool, True, "grow one solver (false: a new solver per horizon)"),
                _UNDO,
                Opt("hint", bool, None, "take the plan that bfs finds within a tenth of the time (at most "
-                   "10 s) as the upper bound to refute: unit costs after 3 s of the horizon chain, 0/1 "
-                   "costs at once (default: on for unit and 0/1 costs)"),
+                   "10 s) as the upper bound to refute: unit costs within 0.25 s at once, else after 3 s "
+                   "of the horizon chain; 0/1 costs at once (default: on for unit and 0/1 costs)"),
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_sat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),

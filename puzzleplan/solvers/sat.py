@@ -35,13 +35,14 @@ literals) and the cost is minimised again, up to a horizon ``H``:
   Cheaper plans found on the way are kept (anytime): a time limit in phase 2
   returns the best plan with status "solved".
 
-The bfs hint (option ``hint``, default on for unit and 0/1 costs).  Unit costs: the chain
-of exact horizons is the fastest proof on short plans, but past a few seconds one question
-beats it ("a plan of at most ``C - 1`` steps?", goal at that horizon, noops allowed).  So
-once the chain has run ``HINT_AFTER_S`` seconds, ``bfs`` gets a tenth of the time left for
-a plan (:func:`.horizon.explicit_plan`); with a plan of ``C`` steps the same solver is
-asked that question.  UNSAT proves the plan optimal; a plan found instead is shorter, and
-the question is asked below it.  Zero-cost actions (0/1 costs): at once; the plan's cost
+The bfs hint (option ``hint``, default on for unit and 0/1 costs).  Unit costs: one
+question ("a plan of at most ``C - 1`` steps?", goal at that horizon, noops allowed) beats
+the chain of exact horizons once a plan of ``C`` steps is known, when it is asked of a
+formula of its own with the goal fixed (:func:`_refute_below`).  So right after horizon 0
+``bfs`` gets ``QUICK_HINT_S`` seconds for a plan (:func:`.horizon.explicit_plan`), and if
+it finds none, once the chain has run ``HINT_AFTER_S`` seconds a tenth of the time left.
+UNSAT proves the plan optimal; a plan found instead is shorter, and the question is asked
+below it.  Zero-cost actions (0/1 costs): at once; the plan's cost
 and the run bound ``Z`` below give the horizon ``H`` a proof needs, and phase 2 starts
 there instead of at the first plan's horizon.  Only bfs's plan is used, never its
 verdict; figures in docs/architecture.md ("sat's hint").
@@ -86,6 +87,7 @@ from ..encodings.runbound import RunBound, cost_lower_bound, horizon_for_cost
 from ..encodings.sat import TOP, CnfPlan
 from ..encodings.symmetry import concretise
 from ..lang.errors import OptionError
+from . import horizon as horizon_mod
 from .horizon import (
     LazyInvariants,
     Variant,
@@ -235,9 +237,24 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
             runs.append(run_bound(task, inv, clock, run_bound_s))
         return runs[0]
 
+    def fresh(steps: int) -> CnfPlan:   # the one refutation's own formula (see _refute_below)
+        return CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry, undo=pairs,
+                       invariants=inv.get() if steps >= inv.EAGER_FROM else None)
+
+    def quick() -> tuple[int, list[int]] | None:   # as cpsat's: its own stat, hint_* only with a plan
+        asked: dict[str, Any] = {}
+        found = explicit_plan(kernel, clock, asked, horizon_mod.QUICK_HINT_S)
+        if "hint_s" in asked:
+            sat.extra["quick_hint_s"] = asked["hint_s"]
+        if found is not None:
+            sat.extra.update(asked)
+        return found
+
+    asks_quick = hint_at is not None and unit and horizon_mod.QUICK_HINT_S > 0
     try:
         return _run(task, enc, sat, clock, costs, unit, use_h, horizon, bound_runs,
-                    None if hint_at is None else (hint_at, lambda: explicit_plan(kernel, clock, sat.extra)))
+                    None if hint_at is None else (hint_at, lambda: explicit_plan(kernel, clock, sat.extra)),
+                    quick if asks_quick else None, (fresh, solver))
     finally:
         sat.solver.delete()
 
@@ -286,8 +303,11 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
 
 
 def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], unit: bool, use_h: bool,
-         cap: int | None, bound_runs: Any, hint: tuple[float, Any] | None = None) -> Result:
-    """``hint``: (seconds after which to ask, the call that asks bfs for a plan), or None."""
+         cap: int | None, bound_runs: Any, hint: tuple[float, Any] | None = None, quick: Any = None,
+         fresh: tuple[Any, str] | None = None) -> Result:
+    """``hint``: (seconds after which to ask, the call that asks bfs for a plan), or None.
+    ``quick``: unit costs, the small bfs asked once horizon 0 is refuted (None: not asked).
+    ``fresh``: (a factory of formulas of a given length, the solver name) for the refutation."""
     variant = sat.variant or Variant(task, LazyInvariants(task, clock, False, False), clock)
     hinted: tuple[int, list[int]] | None = None
     T = 0
@@ -325,6 +345,11 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                           proof=f"UNSAT at horizons 0..{T}")
         if clock.out_of_time():  # horizons 0..T refuted
             return _cut(sat, clock, T, T + 1, costs, f"after horizon {T}{variant.note()}")
+        # unit costs: a small bfs at once (QUICK_HINT_S); without a plan the full hint stays due
+        if quick is not None:
+            found, quick = quick(), None
+            if found is not None and found[0] > 0:
+                return _refute_below(task, fresh, sat, clock, *found, refuted=T)
         # the hint (horizon.hint_after); with zero-cost actions only when the run bound is known,
         # since only then does the plan's cost give a proof horizon
         if hint is not None and clock.elapsed() >= hint[0]:
@@ -333,7 +358,7 @@ def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], uni
                 found = ask()
                 if found is not None and found[0] > 0:
                     if unit:
-                        return _refute_below(task, enc, sat, clock, *found, refuted=T)
+                        return _refute_below(task, fresh, sat, clock, *found, refuted=T)
                     hinted = found
                     T += 1                             # horizons 0..T-1 refuted, as after a plan at T
                     break
@@ -463,46 +488,84 @@ def _extend(enc: CnfPlan, sat: _Sat) -> None:
     enc.extend()
 
 
-def _refute_below(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, cost: int, plan: list[int],
-                  refuted: int) -> Result:
+def _refute_below(task: Any, fresh: tuple[Any, str] | None, chain: _Sat, clock: Clock, cost: int,
+                  plan: list[int], refuted: int) -> Result:
     """Unit costs, horizons ``0..refuted`` refuted and a plan of ``cost`` steps in hand (the bfs hint).
 
-    One question remains: "a plan of at most ``cost - 1`` steps?" (goal at that horizon,
-    noops allowed), on the same solver with what it learnt.  UNSAT proves the plan
-    optimal.  A plan found instead is shorter (asserted), and the question is asked again
-    below it.  A limit before the answer leaves the plan, with the chain's bound.
+    One question remains: "a plan of at most ``cost - 1`` steps?", asked of a formula of its
+    own: the steps up to that horizon with noops allowed, and the goal there a unit clause
+    rather than an assumption, on a new solver.  A fixed goal lets the solver simplify the
+    last layers at the root level and eliminate variables, which an incremental formula whose
+    later steps are still to come cannot; the chain's learnt clauses are not worth that
+    (docs/architecture.md, "sat's hint": the 31-move 8-puzzles 0.80-0.84 s of solving with
+    the goal assumed against 0.56-0.70 s fixed).  UNSAT proves the plan optimal.  A plan
+    found instead is shorter (asserted), and the question is asked again below it.  A
+    limit before the answer leaves the plan, with the chain's bound.
     """
+    make, name = fresh if fresh is not None else (None, "cadical195")
     hinted = plan
-    chain = f"UNSAT at horizons 0..{refuted}"
+    proof = f"UNSAT at horizons 0..{refuted}; " if refuted > 0 else ""   # horizon 0: the start is no goal
+    spent = {"conflicts": chain._conflicts(), "solver_calls": chain.calls}
     while True:
         H = cost - 1
         if H <= refuted:
-            return Result("optimal", "sat", cost, plan, sat.stats(horizon=refuted),
-                          proof=chain + ("; the plan came from the bfs hint" if plan is hinted else ""))
+            return Result("optimal", "sat", cost, plan, _merged(chain, None, spent, horizon=refuted),
+                          proof=f"UNSAT at horizons 0..{refuted}"
+                                + ("; the plan came from the bfs hint" if plan is hinted else ""))
+        enc = make(H)
         while enc.horizon < H:
             if clock.out_of_time():
-                return _unproven(sat, clock, cost, plan, refuted, f"while encoding step {enc.horizon + 1}")
-            _extend(enc, sat)
+                return _unproven(_merged(chain, None, spent, horizon=refuted), clock, cost, plan, refuted,
+                                 f"while encoding step {enc.horizon + 1}")
+            enc.extend()
         g = enc.goal(H)
-        sat.figures = {"horizon": H, "best_cost": cost}
-        r = False if g == -TOP else sat.solve([g])
-        if r is None:
-            return _unproven(sat, clock, cost, plan, refuted, f"while refuting plans of at most {H} steps")
-        if not r:
-            source = "; the plan came from the bfs hint" if plan is hinted else ""
-            return Result("optimal", "sat", cost, plan, sat.stats(horizon=H),
-                          proof=f"{chain}; no plan of at most {H} steps (UNSAT at horizon {H}, noops "
-                                f"allowed){source}")
-        new = concretise(task, enc.groups, enc.decode(sat.true_lits(), H))
+        if g == -TOP:
+            r: bool | None = False
+            one = None
+        else:
+            enc.add([g])
+            one = _Sat(enc, name, clock)
+            one.inv, one.extra = chain.inv, chain.extra
+            one.figures = {"horizon": H, "lower_bound": refuted + 1, "best_cost": cost}
+            r = one.solve([])
+        try:
+            stats = _merged(chain, one, spent, horizon=H if r is False else refuted)
+            if r is None:
+                return _unproven(stats, clock, cost, plan, refuted,
+                                 f"while refuting plans of at most {H} steps")
+            if not r:
+                source = "; the plan came from the bfs hint" if plan is hinted else ""
+                return Result("optimal", "sat", cost, plan, stats,
+                              proof=f"{proof}no plan of at most {H} steps (UNSAT at horizon {H}, noops "
+                                    f"allowed){source}")
+            assert one is not None
+            new = concretise(task, enc.groups, enc.decode(one.true_lits(), H))
+        finally:
+            if one is not None:
+                spent["conflicts"] += one._conflicts()
+                spent["solver_calls"] += one.calls
+                one.solver.delete()
         assert len(new) < cost, "a decoded plan is longer than its horizon"
         plan, cost = new, len(new)
         if cost == 0:
-            return Result("optimal", "sat", 0, plan, sat.stats(horizon=H), proof="cost 0")
+            return Result("optimal", "sat", 0, plan, _merged(chain, None, spent, horizon=H), proof="cost 0")
 
 
-def _unproven(sat: _Sat, clock: Clock, cost: int, plan: list[int], refuted: int, where: str) -> Result:
+def _merged(chain: _Sat, one: _Sat | None, spent: dict[str, int], **extra: Any) -> dict[str, Any]:
+    """The stats of a run that ended on a refutation's own solver: its size, everyone's conflicts."""
+    stats = (one or chain).stats(**extra)
+    if one is not None:
+        stats["conflicts"] = spent["conflicts"] + one._conflicts()
+        stats["solver_calls"] = spent["solver_calls"] + one.calls
+    else:
+        stats.update(spent)
+    return stats
+
+
+def _unproven(stats: dict[str, Any], clock: Clock, cost: int, plan: list[int], refuted: int,
+              where: str) -> Result:
     """A limit before the last refutation: the plan stands, with the chain's bound."""
-    stats = sat.stats(horizon=refuted, lower_bound=refuted + 1)
+    stats["lower_bound"] = refuted + 1
     return Result("solved", "sat", cost, plan, stats,
                   message=f"{clock.reason()} {where}; no plan has fewer than {refuted + 1} steps "
                           f"(UNSAT at horizons 0..{refuted})")
