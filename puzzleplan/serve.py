@@ -70,11 +70,13 @@ def _child(conn: socket.socket, mine: dict[str, str], stamp: float) -> int:
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
         signal.signal(s, signal.SIG_DFL)
     req, fds = receive(conn, with_fds=3)
-    if req is None or len(fds) != 3:
-        return 0
-    if req.get("stop"):
+    if req is not None and req.get("stop"):   # a stop needs no descriptors (stop_server sends none)
+        for fd in fds:
+            os.close(fd)
         os.kill(os.getppid(), signal.SIGTERM)
         send(conn, {"stopped": True})
+        return 0
+    if req is None or len(fds) != 3:
         return 0
     why = ""
     if req.get("settings") != mine:
@@ -203,7 +205,7 @@ def stop_server(path: str | None = None) -> int:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
-        send(conn, {"stop": True}, [0, 1, 2])
+        send(conn, {"stop": True})   # no descriptors: the caller's 0-2 may be closed (a daemon, a test)
         reply, _ = receive(conn)
     except OSError:
         print(f"puzzleplan: no server on {path}", file=sys.stderr)

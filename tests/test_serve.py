@@ -35,8 +35,10 @@ def server(tmp_path_factory):
         assert proc.poll() is None and time.monotonic() < end, proc.communicate()
         time.sleep(0.1)
     yield sock, env
-    subprocess.run([*CLIENT, "serve", "--stop"], env=env, timeout=60)
-    proc.wait(timeout=60)
+    stop = subprocess.run([*CLIENT, "serve", "--stop"], env=env, timeout=60, capture_output=True, text=True)
+    assert stop.returncode == 0, stop.stderr
+    out, err = proc.communicate(timeout=60)     # reading its pipes: a full pipe never holds it up
+    assert proc.returncode == 0, (out, err)
     assert not sock.exists()
 
 

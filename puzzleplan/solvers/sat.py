@@ -502,7 +502,8 @@ def _refute_below(task: Any, fresh: tuple[Any, str] | None, chain: _Sat, clock: 
     found instead is shorter (asserted), and the question is asked again below it.  A
     limit before the answer leaves the plan, with the chain's bound.
     """
-    make, name = fresh if fresh is not None else (None, "cadical195")
+    assert fresh is not None, "the refutation needs its formula factory"
+    make, name = fresh
     hinted = plan
     proof = f"UNSAT at horizons 0..{refuted}; " if refuted > 0 else ""   # horizon 0: the start is no goal
     spent = {"conflicts": chain._conflicts(), "solver_calls": chain.calls}
