@@ -303,8 +303,8 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
 
 
 def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], unit: bool, use_h: bool,
-         cap: int | None, bound_runs: Any, hint: tuple[float, Any] | None = None, quick: Any = None,
-         fresh: tuple[Any, str] | None = None) -> Result:
+         cap: int | None, bound_runs: Any, hint: tuple[float, Any] | None, quick: Any,
+         fresh: tuple[Any, str]) -> Result:
     """``hint``: (seconds after which to ask, the call that asks bfs for a plan), or None.
     ``quick``: unit costs, the small bfs asked once horizon 0 is refuted (None: not asked).
     ``fresh``: (a factory of formulas of a given length, the solver name) for the refutation."""
@@ -488,7 +488,7 @@ def _extend(enc: CnfPlan, sat: _Sat) -> None:
     enc.extend()
 
 
-def _refute_below(task: Any, fresh: tuple[Any, str] | None, chain: _Sat, clock: Clock, cost: int,
+def _refute_below(task: Any, fresh: tuple[Any, str], chain: _Sat, clock: Clock, cost: int,
                   plan: list[int], refuted: int) -> Result:
     """Unit costs, horizons ``0..refuted`` refuted and a plan of ``cost`` steps in hand (the bfs hint).
 
@@ -502,7 +502,6 @@ def _refute_below(task: Any, fresh: tuple[Any, str] | None, chain: _Sat, clock: 
     found instead is shorter (asserted), and the question is asked again below it.  A
     limit before the answer leaves the plan, with the chain's bound.
     """
-    assert fresh is not None, "the refutation needs its formula factory"
     make, name = fresh
     hinted = plan
     proof = f"UNSAT at horizons 0..{refuted}; " if refuted > 0 else ""   # horizon 0: the start is no goal
