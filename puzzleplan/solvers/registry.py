@@ -225,6 +225,9 @@ ENGINES: tuple[Engine, ...] = (
                Opt("order", str, "bfs", "layers by steps (bfs: unit and 0/1 costs), by cost (ucs: any "
                    "non-negative integer costs) or by f = g + h (astar: the model's heuristic, which must "
                    "be consistent on every expanded edge; checked)", choices=("bfs", "ucs", "astar")),
+               Opt("bound", int, None, "drop states whose g + h exceeds this cost (the heuristic need only "
+                   "be admissible; bfs then takes cost layers): running out of layers proves that no plan "
+                   "costs at most the bound", lo=0),
            ), exact_for=_UNIT_01, internal=("enumerate_all", "task_source", "fault"), verify_default=False)),
     Engine("ucs", "uniform-cost search with Dial buckets (exact for any non-negative integer costs)",
            transition=Mode(":_ucs", EXPLICIT, _MACRO, exact_for=_ANY_COST, kernel="macro",

@@ -33,10 +33,16 @@ def bytes_per_state(n_words: int) -> int:
 
 def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "auto", ray_address: str = "",
           spill_dir: str = "", spill_mb: float = 0.0, checkpoint: str = "", resume: bool = False,
-          enumerate_all: bool = False, order: str = "bfs", task_source: Callable[[], Any] | None = None,
+          enumerate_all: bool = False, order: str = "bfs", bound: int | None = None,
+          task_source: Callable[[], Any] | None = None,
           fault: Callable[[int, Any], None] | None = None) -> Result:
     """Layer-synchronous search over hash-partitioned shards: breadth-first (0-1 BFS for 0/1
     costs), or with layers of equal cost (``order`` ucs) or equal f (astar), see shard.py.
+
+    ``bound``: drop states with ``g + h`` above it (the heuristic need only be admissible), so a
+    run that exhausts its layers proves that no plan costs at most ``bound``.  It needs cost or f
+    layers; with ``order`` bfs it takes cost layers, which are the same layers on unit and 0/1
+    costs.
 
     ``task_source`` (given by ``api.solve``) rebuilds the task in another process; ``fault`` is a
     test hook called in the middle of every layer with (layer, executor).
@@ -47,6 +53,10 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
     if task.cost_kind == "general" and order == "bfs":
         raise OptionError("engine dbfs with order=bfs is exact for unit and 0/1 action costs only; "
                           "this model has larger costs: use -E order=ucs or order=astar")
+    if bound is not None:
+        if enumerate_all:
+            raise OptionError("engine dbfs: --enumerate counts every reachable state; it takes no bound")
+        order = "ucs" if order == "bfs" else order
     if executor not in EXECUTORS:
         raise OptionError(f"engine dbfs: executor {executor!r} is not one of {', '.join(EXECUTORS)}")
     if resume and not checkpoint:
@@ -77,7 +87,7 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
                                             else DEFAULT_SPILL_MB)
         budget = max(16, int(mb * 2**20) // bytes_per_state(kernel.n_words))
     cfg = ShardConfig(n_shards=workers, enumerate_all=enumerate_all, spill_dir=spill_dir or None,
-                      budget_states=budget, keep_delta=bool(checkpoint), order=order)
+                      budget_states=budget, keep_delta=bool(checkpoint), order=order, bound=bound)
     if budget is not None:
         # rounds no larger than the RAM table: the buckets then fit the same budget
         cfg.round = max(CHUNK, min(ROUND, budget))
@@ -111,6 +121,7 @@ class _Run:
         self.next: int | None = None   # layered search: the layer after the one being closed
         self.groups: list[list[str]] = []
         self.expanded = self.generated = 0
+        self.pruned = 0                # successors dropped by the cost bound
         self.states = 0
         self.goal: tuple[np.ndarray, int] | None = None
         self.status: str | None = None
@@ -147,6 +158,9 @@ class _Run:
                 had = m.get("order", "bfs")
                 raise OptionError(f"--resume: the checkpoint in {self.dir} has {had} layers, "
                                   f"not {self.cfg.order}")
+            if m.get("bound") != self.cfg.bound:
+                raise OptionError(f"--resume: the checkpoint in {self.dir} was written with bound "
+                                  f"{m.get('bound')}, not {self.cfg.bound}")
             self.key = int(m.get("key", 0))
             self.keys = [int(x) for x in m.get("keys", [])]
             ex.all("restore", self.dir, self.groups, self.key)
@@ -217,6 +231,7 @@ class _Run:
             while True:     # rounds: the infos of one expansion, then its buckets delivered
                 self.expanded += sum(i["expanded"] for i in infos)
                 self.generated += sum(i["generated"] for i in infos)
+                self.pruned += sum(i.get("pruned", 0) for i in infos)
                 if any(i["stopped"] for i in infos):
                     self.status = "limit"
                     return
@@ -277,9 +292,19 @@ class _Run:
         if not self.layered:
             return "bfs layers (exhaustive below the optimum)"
         if self.cfg.order == "astar" and self.kernel.task.heuristic is not None:
-            return ("f layers (every state of f below the optimum expanded; the heuristic admissible, "
-                    "and consistent on every expanded edge: checked)")
-        return "cost layers (every state cheaper than the optimum expanded)"
+            how = ("f layers (every state of f below the optimum expanded; the heuristic admissible, "
+                   "and consistent on every expanded edge: checked)")
+        else:
+            how = "cost layers (every state cheaper than the optimum expanded)"
+        return how + self._pruning()
+
+    def _pruning(self) -> str:
+        return "" if self.cfg.bound is None else \
+            f"; states with g + h above {self.cfg.bound} dropped ({self._h_note()})"
+
+    def _h_note(self) -> str:
+        """What the cost bound's argument rests on."""
+        return "h admissible" if self.kernel.task.heuristic is not None else "no heuristic: g alone"
 
     def _limited(self) -> bool:
         """Time or states are up: the run ends with the layers closed so far."""
@@ -310,7 +335,7 @@ class _Run:
             "fingerprint": ckpt.fingerprint(self.kernel.task), "closed": len(self.layers),
             "layers": self.layers,
             "expanded": self.expanded, "generated": self.generated, "workers": self.ex.n,
-            "order": self.cfg.order, "key": self.key, "keys": self.keys,
+            "order": self.cfg.order, "bound": self.cfg.bound, "key": self.key, "keys": self.keys,
             "groups": self.groups, "goal": goal})
 
     def _report(self, g: int, layer_size: int, prev: int, fresh: int, ram: int) -> None:
@@ -357,6 +382,8 @@ class _Run:
             worker_expanded=[int(f["expanded"]) for f in figs], one_call_layers=self.one_call_layers,
             spill_bytes=sum(int(f["spilled_bytes"]) for f in figs),
             spill_runs=sum(int(f["runs"]) for f in figs))
+        if self.cfg.bound is not None:
+            stats.update(bound=self.cfg.bound, bound_pruned=self.pruned)
         if self.cfg.pending_bytes is not None:
             stats["pending_spill_bytes"] = sum(int(f.get("pending_spilled_bytes", 0)) for f in figs)
         if self.layered:    # layers named by their cost (ucs) or f (astar), as astar's f_layers
@@ -370,6 +397,9 @@ class _Run:
             if not any(v.aux for v in self.kernel.task.variables):
                 stats["configurations"] = self.states
         status = self.status or ("optimal" if self.goal is not None else "unsolvable")
+        bounded = status == "unsolvable" and self.cfg.bound is not None
+        if bounded:   # the layers ran out under the bound: only plans dearer than it may exist
+            status = "limit"
         result = Result(status, "dbfs", stats=clock.stats(**stats))
         if self.goal is not None and status != "limit":
             keys, acts = self._plan(self.goal[0])
@@ -378,6 +408,11 @@ class _Run:
                 else self.goal[1]
             result.status = "optimal"
             result.proof = self._proof()
+        elif bounded:
+            result.stats["lower_bound"] = self.cfg.bound + 1
+            b = self.cfg.bound
+            result.message = (f"no plan costs at most {b}: the layers ran out with every state of "
+                              f"g + h at most {b} expanded ({self._h_note()}); lower bound {b + 1}")
         elif status == "unsolvable":
             result.proof = "reachable states exhausted"
         elif status == "limit" and not self.cfg.enumerate_all:

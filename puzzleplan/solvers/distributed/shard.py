@@ -30,6 +30,12 @@ its least ``g`` too) -- provided no reduced cost is negative, i.e. the heuristic
 the expanded edges; every expanded edge is checked (``info["inconsistent"]``) and the
 coordinator refuses to go on past one.
 
+A cost bound ``B`` (``cfg.bound``, cost or f layers) drops every successor whose ``g + h``
+exceeds ``B``, and needs the heuristic admissible only, not consistent: each state of an optimal
+plan of cost ``C <= B`` has ``g* + h <= C <= B``, so the whole plan survives and cost layers reach
+its states at their least ``g``; the goal then comes at ``C``.  Layers that run out without a
+goal prove that no plan costs at most ``B`` (breadth-first heuristic search, Zhou & Hansen 2006).
+
 A shard only ever talks to the coordinator; the buckets travel between shards once per round.
 """
 
@@ -75,6 +81,7 @@ class ShardConfig:
     round: int = ROUND
     order: str = "bfs"                  # layers by steps (bfs), by cost (ucs) or by f = g + h (astar)
     pending_bytes: int | None = None    # next/later layers' candidates in RAM before they spill (None: never)
+    bound: int | None = None            # cost or f layers: drop successors with g + h above it (see below)
 
 
 class Shard:
@@ -105,6 +112,7 @@ class Shard:
         self.pending = Pending(W, cfg.pending_bytes, spill)
         self.layered = cfg.order != "bfs"
         self.use_h = cfg.order == "astar" and kernel.task.heuristic is not None
+        self.bound_h = cfg.bound is not None and not self.use_h and kernel.task.heuristic is not None
         # bfs: the next layer's candidate batches since the last prepare, and the table's version
         # (stores so far) when the last one was checked against it -- see _prepare
         self._version = 0
@@ -145,7 +153,7 @@ class Shard:
             self.work = _empty(W)
         parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(2 * n)]
         info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
-                                "left": int(self.work.shape[0]), "inconsistent": 0}
+                                "left": int(self.work.shape[0]), "inconsistent": 0, "pruned": 0}
         later: list[list[np.ndarray]] = [[] for _ in range(n)]    # layered: the later layers' keys
         for lo in range(0, work.shape[0], self.cfg.chunk):
             if (stop is not None and stop()) or (deadline is not None and time.time() > deadline):
@@ -169,6 +177,15 @@ class Shard:
             if self.use_h:
                 step = step + k.heuristic(succ) - k.heuristic(S)[par]
                 info["inconsistent"] += int(np.count_nonzero(step < 0))
+            if self.cfg.bound is not None:
+                # the successor's g + h: its layer's key (cost, or f with the reduced cost) plus h
+                f = self.key + step + (k.heuristic(succ) if self.bound_h else 0)
+                keep = np.flatnonzero(f <= self.cfg.bound)
+                info["pruned"] += succ.shape[0] - keep.size
+                if keep.size < succ.shape[0]:
+                    succ, par, act, step = succ[keep], par[keep], act[keep], step[keep]
+                if not succ.shape[0]:
+                    continue
             # per shard: zero-cost first, then the others
             K, P, A, step, bounds = route(k.canon_pack(succ), Kw, par, act, step, n)
             for c in range(2 * n):
@@ -344,7 +361,7 @@ class Shard:
             assert not self.work.shape[0], "a final round left work"
             buckets = [_empty_bucket(self.W) for _ in range(self.n)]
             info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
-                                    "left": 0, "zero_out": 0, "inconsistent": 0}
+                                    "left": 0, "zero_out": 0, "inconsistent": 0, "pruned": 0}
             if self.layered:
                 info["next_key"] = self.next_key()
             else:
