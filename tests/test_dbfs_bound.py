@@ -64,7 +64,7 @@ def test_bound_on_random_gardens_with_an_inconsistent_heuristic(tmp_path):
         try:
             dbfs(loaded, 10**6, order="astar")
         except OptionError as e:
-            assert "inconsistent" in str(e)
+            assert "inconsistent" in str(e) and "-E bound=B" in str(e)
             inconsistent += 1
         c = best.cost if best.cost is not None else 3
         for bound in {max(c - 1, 0), c, c + 1}:

@@ -240,7 +240,8 @@ class _Run:
                         f"engine dbfs with order=astar: the model's heuristic drops by more than an "
                         f"action's cost on {sum(i['inconsistent'] for i in infos)} expanded edge(s) of "
                         f"layer f={self.key} (inconsistent), so f layers are not exact: use astar "
-                        "(which re-opens states) or order=ucs")
+                        "(which re-opens states), order=ucs, or order=ucs with -E bound=B (an "
+                        "admissible heuristic suffices there)")
                 goals = [i["goal"] for i in infos if i["goal"] is not None]
                 if goals and self.goal is None:
                     self.goal = (np.asarray(goals[0], dtype=np.uint64), self.key)
