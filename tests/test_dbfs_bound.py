@@ -56,9 +56,9 @@ def _gardens(n: int, seed: int, tmp_path: Path):
         yield i, text, api.load_task(mod, str(path))
 
 
-def test_bound_on_random_gardens_with_an_inconsistent_heuristic(tmp_path):
+def _garden_sweep(n: int, seed: int, tmp_path: Path) -> None:
     inconsistent = solvable = pruned = 0
-    for i, text, loaded in _gardens(16, 424, tmp_path):
+    for i, text, loaded in _gardens(n, seed, tmp_path):
         best = api.solve(loaded, "bfs", kernel="numpy")
         solvable += best.cost is not None
         try:
@@ -75,7 +75,17 @@ def test_bound_on_random_gardens_with_an_inconsistent_heuristic(tmp_path):
             if tmp is not None:
                 assert r.stats["spill_runs"] >= 1 or r.stats["states"] < 90 * r.stats["workers"], text
     # the sample holds what the test is about: boards f layers refuse, solvable and not, pruning
-    assert inconsistent >= 2 and 0 < solvable < 16 and pruned > 0
+    assert inconsistent >= 2 and 0 < solvable < n and pruned > 0
+
+
+def test_bound_on_random_gardens_with_an_inconsistent_heuristic(tmp_path):
+    _garden_sweep(16, 424, tmp_path)
+
+
+@pytest.mark.slow
+def test_bound_on_random_gardens_sweep(tmp_path):
+    """150 more gardens, 3x3 to 4x4."""
+    _garden_sweep(150, 2029, tmp_path)
 
 
 @pytest.mark.parametrize("order", ["ucs", "astar"])
