@@ -16,21 +16,19 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, run_cli
+from helpers import run_cli
+from test_distributed import EIGHT, HARDEST
+from test_distributed import dbfs as run_dbfs
 
 from puzzleplan import api
 from puzzleplan.lang.errors import OptionError
 from puzzleplan.solvers.result import Limits
 
-EIGHT = str(ROOT / "instances/sliding/eight.txt")
-HARDEST = f"{EIGHT}#eight-hardest-a"
-
 
 def dbfs(loaded, bound: int, tmp: Path | None = None, workers: int = 1, **options):
-    options.setdefault("executor", "local")
-    if tmp is not None:     # about 90 states per shard in RAM: runs are written and merged
-        options.update(spill_dir=str(tmp / "spill"), spill_mb=0.005)
-    return api.solve(loaded, "dbfs", Limits(), kernel="numpy", workers=workers, bound=bound, **options)
+    # spilling: about 90 states per shard in RAM, so runs are written and merged
+    return run_dbfs(loaded, tmp, spill_on=tmp is not None, spill_mb=0.005, workers=workers, bound=bound,
+                    **options)
 
 
 def check(r, best, bound: int) -> None:
