@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from test_differential import cases
 
 from puzzleplan import api
 from puzzleplan.lang.errors import EXIT_BAD_OPTION, OptionError
+from puzzleplan.solvers.distributed import keys as keys_module
 from puzzleplan.solvers.distributed import spill
 from puzzleplan.solvers.distributed.keys import first_rows, key_hash, owner, route
 from puzzleplan.solvers.progress import Collect
@@ -577,6 +579,28 @@ def test_compiled_row_helpers_match_their_numpy_definitions():
                 assert np.array_equal(OS, step[order])
                 sizes = np.bincount(code, minlength=2 * shards)
                 assert np.array_equal(bounds, np.concatenate([[0], np.cumsum(sizes)]))
+
+
+def test_first_rows_reuses_a_scratch_table_left_empty():
+    """first_rows keeps one scratch table per thread and clears the slots it took (newest first):
+    a call after a larger one, after one of another width, and in another thread, each gives the
+    first occurrences again; a clearing order that cut a probe chain would leave slots taken and
+    make a later call skip a row as a repeat."""
+    rng = np.random.default_rng(7)
+    sizes = [3000, 5, 400, 2, 3000, 60, 1200]
+    for i, n in enumerate(sizes * 3):
+        W = 1 + i % 3
+        K = rng.integers(0, 1 + n // 2, size=(n, W)).astype(np.uint64)    # many repeats: long chains
+        rows = np.ascontiguousarray(K).view(np.dtype((np.void, 8 * W))).ravel()
+        assert np.array_equal(first_rows(K), np.sort(np.unique(rows, return_index=True)[1]))
+        assert (keys_module._SCRATCH.slots == -1).all()
+    K = rng.integers(0, 50, size=(500, 1)).astype(np.uint64)
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda _: first_rows(K), range(8)))
+    want = np.sort(np.unique(K[:, 0], return_index=True)[1])
+    assert all(np.array_equal(g, want) for g in got)
+    keys_module.release()
+    assert keys_module._SCRATCH.slots is None
 
 
 def test_hash_spreads_keys_and_marks_first_rows():

@@ -19,6 +19,7 @@ from ..result import Clock, Limits, Result
 from . import checkpoint as ckpt
 from .executors import LocalExecutor, RayExecutor, Stopped, ThreadExecutor, WorkerLost, wall_deadline
 from .keys import owner
+from .keys import release as release_scratch
 from .shard import CHUNK, ORDERS, ROUND, ShardConfig
 
 DEFAULT_SPILL_MB = 1024.0   # per worker, when spilling without --max-memory or -E spill_mb
@@ -105,6 +106,7 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
         return _Run(kernel, clock, ex, cfg, checkpoint, manifest, fault).go()
     finally:
         ex.close()
+        release_scratch()
 
 
 class _Run:

@@ -102,6 +102,11 @@ class ThreadExecutor(LocalExecutor):
         # take turns (shards may still outnumber them: each thread then takes the next one left)
         self.threads = max(1, min(self.n - 1, (os.cpu_count() or 1) - 1))
         self.pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="puzzleplan-shard")
+        # start the threads now, with the executor (as Ray's actors are started before the search):
+        # the pool starts one on the first call that needs it, which cost the first parallel layer
+        # of an 8-puzzle enumeration 0.5 ms of its 0.9
+        for f in [self.pool.submit(time.sleep, 0.001) for _ in range(self.threads)]:
+            f.result()
         self._work = 0     # successors or states the next call will handle, from the last infos
 
     def _map(self, calls: list[Callable[[], Any]]) -> list[Any]:

@@ -14,6 +14,8 @@ interpreter lock between passes; the per-row helpers are inlined into the loops 
 
 from __future__ import annotations
 
+import threading
+
 import numba as nb
 import numpy as np
 
@@ -84,7 +86,9 @@ def owner(K: np.ndarray, n_shards: int) -> np.ndarray:
 def _first(K, slots, out, T_slots, T_keys):  # pragma: no cover - compiled
     """The first row of each distinct key, by a scratch hash table of row indices (hashset.py's
     layout, over K itself); rows whose key the state table (``T_slots``, ``T_keys``; empty:
-    none) holds are skipped."""
+    none) holds are skipped.  The scratch table is all -1 on entry and is left so, for the next
+    call: its entries are cleared newest first, so each is found along its probe sequence as the
+    table stood when it went in (clearing an older one first could cut a newer one's chain)."""
     count = 0
     for r in range(K.shape[0]):
         if T_slots.shape[0] and T_slots[probe(T_slots, T_keys, K, r)] != -1:
@@ -94,7 +98,27 @@ def _first(K, slots, out, T_slots, T_keys):  # pragma: no cover - compiled
             slots[s] = r
             out[count] = r
             count += 1
+    for i in range(count - 1, -1, -1):
+        slots[probe(slots, K, K, out[i])] = -1
     return count
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(size: int) -> np.ndarray:
+    """This thread's scratch table of ``size`` slots, all -1.  Kept between calls: a fresh one per
+    call (``np.full``) cost its allocation, fill and page faults on every round, and shards running
+    as threads each took those at once (docs/distributed.md, "Measured")."""
+    have = getattr(_SCRATCH, "slots", None)
+    if have is None or have.shape[0] < size:
+        have = _SCRATCH.slots = np.full(size, -1, dtype=np.int64)
+    return have[:size]
+
+
+def release() -> None:
+    """Drop this thread's scratch table (the end of a search: it can hold tens of MB)."""
+    _SCRATCH.slots = None
 
 
 def first_rows(K: np.ndarray, table: StateTable | None = None) -> np.ndarray:
@@ -108,7 +132,7 @@ def first_rows(K: np.ndarray, table: StateTable | None = None) -> np.ndarray:
         return np.arange(min(n, 0 if table is not None else 1), dtype=np.int64)
     if n <= 1 and table is None:
         return np.arange(n, dtype=np.int64)
-    slots = np.full(1 << int(2 * n - 1).bit_length(), -1, dtype=np.int64)    # load at most a half
+    slots = _scratch(1 << int(2 * n - 1).bit_length())    # load at most a half
     out = np.empty(n, dtype=np.int64)
     T_slots, T_keys = (table.slots, table.keys) if table is not None else (_NO_SLOTS, _NO_KEYS)
     return out[: _first(np.ascontiguousarray(K, dtype=np.uint64), slots, out, T_slots, T_keys)]
