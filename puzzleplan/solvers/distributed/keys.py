@@ -19,7 +19,7 @@ import threading
 import numba as nb
 import numpy as np
 
-from ...encodings.hashset import probe
+from ...encodings.hashset import hash_row, probe
 from ..visited import StateTable
 
 _NO_SLOTS = np.zeros(0, dtype=np.int32)
@@ -91,59 +91,107 @@ def owner(K: np.ndarray, n_shards: int) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _first(K, slots, out, T_slots, T_keys):  # pragma: no cover - compiled
-    """The first row of each distinct key, by a scratch hash table of row indices (hashset.py's
-    layout, over K itself); rows whose key the state table (``T_slots``, ``T_keys``; empty:
-    none) holds are skipped.  The scratch table is all -1 on entry and is left so, for the next
-    call: its entries are cleared newest first, so each is found along its probe sequence as the
-    table stood when it went in (clearing an older one first could cut a newer one's chain)."""
+def _first(K, SK, used, pos, n_pos, out, T_slots, T_keys):  # pragma: no cover - compiled
+    """The rows of K whose key is neither in the state table (``T_slots``, ``T_keys``; empty: none)
+    nor in the scratch set, each added to the set as it is met: their indices go to ``out``, the
+    slots they took to ``pos[n_pos:]``.  The set holds the keys in its slots (``SK``, ``used``),
+    not row indices, so that the rows of several arrays share it and a probe reads one place.
+    Returns (rows kept, slots taken so far)."""
+    W = K.shape[1]
+    mask = np.uint64(used.shape[0] - 1)
     count = 0
     for r in range(K.shape[0]):
         if T_slots.shape[0] and T_slots[probe(T_slots, T_keys, K, r)] != -1:
             continue
-        s = probe(slots, K, K, r)      # the scratch table's ids are rows of K itself
-        if slots[s] == -1:
-            slots[s] = r
-            out[count] = r
-            count += 1
-    for i in range(count - 1, -1, -1):
-        slots[probe(slots, K, K, out[i])] = -1
-    return count
+        s = hash_row(K, r, W) & mask
+        seen = False
+        while used[s]:
+            seen = True
+            for w in range(W):
+                if SK[s, w] != K[r, w]:
+                    seen = False
+                    break
+            if seen:
+                break
+            s = (s + np.uint64(1)) & mask
+        if seen:
+            continue
+        used[s] = 1
+        for w in range(W):
+            SK[s, w] = K[r, w]
+        pos[n_pos] = s
+        n_pos += 1
+        out[count] = r
+        count += 1
+    return count, n_pos
+
+
+@nb.njit(cache=True, nogil=True)
+def _clear(used, pos, n):  # pragma: no cover - compiled
+    for i in range(n):
+        used[pos[i]] = 0
 
 
 _SCRATCH = threading.local()
 
 
-def _scratch(size: int) -> np.ndarray:
-    """This thread's scratch table of ``size`` slots, all -1.  Kept between calls: a fresh one per
-    call (``np.full``) cost its allocation, fill and page faults on every round, and shards running
-    as threads each took those at once (docs/distributed.md, "Measured")."""
-    have = getattr(_SCRATCH, "slots", None)
-    if have is None or have.shape[0] < size:
-        have = _SCRATCH.slots = np.full(size, -1, dtype=np.int64)
-    return have[:size]
+def _scratch(size: int, W: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """This thread's scratch set of ``size`` slots for keys of ``W`` words (none used) and room
+    for ``rows`` slot numbers.  Kept between calls and left empty by each: a fresh table per call
+    (``np.full``) cost its allocation, fill and page faults on every round, and shards running as
+    threads each took those at once (docs/distributed.md, "Measured")."""
+    have = getattr(_SCRATCH, "set", None)
+    if have is None or have[1].shape[0] < size or have[0].shape[0] < size * W or have[2].shape[0] < rows:
+        n = max(size, have[1].shape[0] if have is not None else 0)
+        have = _SCRATCH.set = (np.zeros(n * max(W, 1), dtype=np.uint64), np.zeros(n, dtype=np.uint8),
+                               np.empty(max(rows, n // 2), dtype=np.int64))
+    keys, used, pos = have
+    return keys[: size * W].reshape(size, W), used[:size], pos
 
 
 def release() -> None:
-    """Drop this thread's scratch table (the end of a search: it can hold tens of MB)."""
-    _SCRATCH.slots = None
+    """Drop this thread's scratch set (the end of a search: it can hold tens of MB)."""
+    _SCRATCH.set = None
+
+
+def first_rows_parts(parts: list[np.ndarray], table: StateTable | None = None) -> list[np.ndarray]:
+    """:func:`first_rows` of the arrays' rows joined end to end, without joining them: for each
+    array, the indices (ascending) of its rows that are the first occurrence of their key in the
+    whole sequence (and whose key ``table`` does not hold, when one is given).  A shard receives
+    one bucket from every shard; joining them first copied every successor once more."""
+    n = sum(int(K.shape[0]) for K in parts)
+    if table is not None and (table.size == 0 or not n):
+        table = None
+    W = parts[0].shape[1] if parts else 0
+    if not W:       # keys without words are all the same key
+        left = 0 if table is not None else 1
+        out = []
+        for K in parts:
+            take = min(left, int(K.shape[0]))
+            out.append(np.arange(take, dtype=np.int64))
+            left -= take
+        return out
+    SK, used, pos = _scratch(1 << int(2 * n - 1).bit_length(), W, n)    # load at most a half
+    T_slots, T_keys = (table.slots, table.keys) if table is not None else (_NO_SLOTS, _NO_KEYS)
+    out, taken = [], 0
+    try:
+        for K in parts:
+            rows = np.empty(K.shape[0], dtype=np.int64)
+            count, taken = _first(np.ascontiguousarray(K, dtype=np.uint64), SK, used, pos, taken, rows,
+                                  T_slots, T_keys)
+            out.append(rows[:count])
+    finally:
+        _clear(used, pos, taken)
+    return out
 
 
 def first_rows(K: np.ndarray, table: StateTable | None = None) -> np.ndarray:
     """Indices (ascending) of the first occurrence of each distinct row of ``K`` -- among the rows
     whose key ``table`` does not hold, when one is given (one pass: the table's lookup and the
     removal of repeats at once)."""
-    n = K.shape[0]
-    if table is not None and (table.size == 0 or not n):
-        table = None
-    if not K.shape[1]:       # keys without words are all the same key
-        return np.arange(min(n, 0 if table is not None else 1), dtype=np.int64)
-    if n <= 1 and table is None:
-        return np.arange(n, dtype=np.int64)
-    slots = _scratch(1 << int(2 * n - 1).bit_length())    # load at most a half
-    out = np.empty(n, dtype=np.int64)
-    T_slots, T_keys = (table.slots, table.keys) if table is not None else (_NO_SLOTS, _NO_KEYS)
-    return out[: _first(np.ascontiguousarray(K, dtype=np.uint64), slots, out, T_slots, T_keys)]
+    if K.shape[0] <= 1 and table is None:
+        return np.arange(min(K.shape[0], 1), dtype=np.int64)
+    return first_rows_parts([K], table)[0]
 
 
 @nb.njit(cache=True, nogil=True)

@@ -52,7 +52,7 @@ import numpy as np
 
 from ...encodings.kernel import Kernel
 from . import checkpoint
-from .keys import first_rows, owner, route, warm
+from .keys import first_rows, first_rows_parts, owner, route, warm
 from .pending import Pending
 from .spill import Visited
 
@@ -212,20 +212,22 @@ class Shard:
         """Take the buckets every shard made for this one; returns how many zero-cost successors are
         new (they are this layer's states too, and the next work list)."""
         zk, zp, za = _cat([(b[0], b[1], b[2]) for b in buckets if b[0].shape[0]], self.W)
-        ok, op, oa = _cat([(b[3], b[4], b[5]) for b in buckets if b[3].shape[0]], self.W)
-        if ok.shape[0]:
-            # most successors are stored already (a state's parent, its siblings): drop the ones the
-            # RAM table knows, so the candidates held until their layer closes stay few; with bfs
-            # layers, repeats too (in later layers a repeat may come with a smaller key: kept)
-            if self.layered:
-                keep = np.flatnonzero(self.visited.table.lookup(ok) < 0)
-                ol = np.concatenate([b[6] for b in buckets if b[3].shape[0]])
-                self._add_pending(ok[keep], op[keep], oa[keep], ol[keep])
-            else:
-                keep = first_rows(ok, self.visited.table)
-                self.pending.add(NEXT, ok[keep], op[keep], oa[keep])
-                self._batches += 1
-                self._batch_version = self._version
+        cost1 = [b for b in buckets if b[3].shape[0]]
+        # most successors are stored already (a state's parent, its siblings): drop the ones the
+        # RAM table knows, so the candidates held until their layer closes stay few; with bfs
+        # layers, repeats too (in later layers a repeat may come with a smaller key: kept)
+        if cost1 and self.layered:
+            ok, op, oa = _cat([(b[3], b[4], b[5]) for b in cost1], self.W)
+            keep = np.flatnonzero(self.visited.table.lookup(ok) < 0)
+            ol = np.concatenate([b[6] for b in cost1])
+            self._add_pending(ok[keep], op[keep], oa[keep], ol[keep])
+        elif cost1:
+            # each bucket's kept rows taken from it directly: joining the buckets first copied
+            # every successor once more
+            keeps = first_rows_parts([b[3] for b in cost1], self.visited.table)
+            self.pending.add(NEXT, *(_picked(cost1, c, keeps) for c in (3, 4, 5)))
+            self._batches += 1
+            self._batch_version = self._version
         if not zk.shape[0]:
             return 0
         keep = self._fresh(zk)
@@ -489,6 +491,13 @@ def _join(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
         at += m
         del k, p, a
     return K, P, A
+
+
+def _picked(buckets: list[Bucket], col: int, keeps: list[np.ndarray]) -> np.ndarray:
+    """Column ``col`` of the buckets, each bucket's rows ``keeps[i]``, joined."""
+    if len(buckets) == 1:
+        return buckets[0][col][keeps[0]]
+    return np.concatenate([b[col][k] for b, k in zip(buckets, keeps)])
 
 
 def _cat(parts: list[tuple[np.ndarray, ...]], W: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
