@@ -27,7 +27,14 @@ from puzzleplan import api
 from puzzleplan.lang.errors import EXIT_BAD_OPTION, OptionError
 from puzzleplan.solvers.distributed import keys as keys_module
 from puzzleplan.solvers.distributed import spill
-from puzzleplan.solvers.distributed.keys import first_rows, first_rows_parts, key_hash, owner, route
+from puzzleplan.solvers.distributed.keys import (
+    first_rows,
+    first_rows_parts,
+    fresh_parts,
+    key_hash,
+    owner,
+    route,
+)
 from puzzleplan.solvers.progress import Collect
 from puzzleplan.solvers.result import Limits
 from puzzleplan.solvers.visited import StateTable
@@ -625,6 +632,31 @@ def test_first_rows_of_parts_is_first_rows_of_the_joined_rows(W):
         assert [g.dtype for g in got] == [np.int64] * len(parts)
         assert np.array_equal(np.concatenate([s + g for s, g in zip(starts, got)]),
                               first_rows(joined, table))
+
+
+@pytest.mark.parametrize("W", [1, 2, 3])
+def test_fresh_parts_keeps_the_first_unseen_rows_with_their_parents_and_actions(W):
+    """What a shard does with the buckets it receives, in one compiled call per bucket: the rows
+    first_rows keeps of the joined keys, with their parents' keys and actions, in order -- and
+    arrays that own exactly those rows (pending candidates are counted by their size)."""
+    rng = np.random.default_rng(23 + W)
+    for trial in range(40):
+        parts = []
+        for _ in range(int(rng.integers(1, 5))):
+            n = int(rng.integers(0, 150))
+            parts.append((rng.integers(0, 2 + trial, size=(n, W)).astype(np.uint64),
+                          rng.integers(0, 1 << 40, size=(n, W)).astype(np.uint64),
+                          rng.integers(0, 9, size=n).astype(np.int32)))
+        table = None
+        if trial % 2:
+            table = StateTable(W, 16)
+            table.insert(rng.integers(0, 2 + trial, size=(1 + trial // 3, W)).astype(np.uint64))
+        K, P, A = (np.concatenate([p[c] for p in parts]) for c in range(3))
+        keep = first_rows(K, table)
+        OK, OP, OA = fresh_parts(parts, table)
+        assert np.array_equal(OK, K[keep]) and np.array_equal(OP, P[keep]) and np.array_equal(OA, A[keep])
+        assert OA.dtype == np.int32 and OK.flags.owndata and OK.nbytes == 8 * W * keep.size
+        assert not keys_module._SCRATCH.set[1].any()
 
 
 def test_hash_spreads_keys_and_marks_first_rows():

@@ -185,6 +185,81 @@ def first_rows_parts(parts: list[np.ndarray], table: StateTable | None = None) -
     return out
 
 
+@nb.njit(cache=True, nogil=True)
+def _first_taken(K, P, A, SK, used, pos, n_pos, OK, OP, OA, at,
+                 T_slots, T_keys):  # pragma: no cover - compiled
+    """:func:`_first` that copies each kept row's key, parent's key and action to ``OK``, ``OP``,
+    ``OA`` from row ``at`` on, instead of listing its index.  Returns (rows kept, slots taken)."""
+    W = K.shape[1]
+    mask = np.uint64(used.shape[0] - 1)
+    count = 0
+    for r in range(K.shape[0]):
+        if T_slots.shape[0] and T_slots[probe(T_slots, T_keys, K, r)] != -1:
+            continue
+        s = hash_row(K, r, W) & mask
+        seen = False
+        while used[s]:
+            seen = True
+            for w in range(W):
+                if SK[s, w] != K[r, w]:
+                    seen = False
+                    break
+            if seen:
+                break
+            s = (s + np.uint64(1)) & mask
+        if seen:
+            continue
+        used[s] = 1
+        for w in range(W):
+            SK[s, w] = K[r, w]
+            OK[at + count, w] = K[r, w]
+            OP[at + count, w] = P[r, w]
+        OA[at + count] = A[r]
+        pos[n_pos] = s
+        n_pos += 1
+        count += 1
+    return count, n_pos
+
+
+def fresh_parts(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], table: StateTable | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of the parts' (keys, parents' keys, actions), joined end to end, whose key is the
+    first occurrence of its key there and not held by ``table``: :func:`first_rows_parts` and the
+    copy of the kept rows in one compiled call per part.  A shard receives one bucket from every
+    shard; joining them first copied every successor once more, and separate lookups and copies
+    each released and took back the interpreter lock, which shards running as threads then
+    waited for in turn."""
+    n = sum(int(p[0].shape[0]) for p in parts)
+    W = parts[0][0].shape[1] if parts else 0
+    if table is not None and (table.size == 0 or not n):
+        table = None
+    if not W:
+        keeps = first_rows_parts([p[0] for p in parts], table)
+        return (np.concatenate([p[0][k] for p, k in zip(parts, keeps)]),
+                np.concatenate([p[1][k] for p, k in zip(parts, keeps)]),
+                np.concatenate([p[2][k] for p, k in zip(parts, keeps)]))
+    OK = np.empty((n, W), dtype=np.uint64)
+    OP = np.empty((n, W), dtype=np.uint64)
+    OA = np.empty(n, dtype=parts[0][2].dtype)
+    SK, used, pos = _scratch(1 << int(2 * n - 1).bit_length(), W, n)    # load at most a half
+    T_slots, T_keys = (table.slots, table.keys) if table is not None else (_NO_SLOTS, _NO_KEYS)
+    at = taken = 0
+    try:
+        for K, P, A in parts:
+            count, taken = _first_taken(np.ascontiguousarray(K, dtype=np.uint64),
+                                        np.ascontiguousarray(P, dtype=np.uint64), np.ascontiguousarray(A),
+                                        SK, used, pos, taken, OK, OP, OA, at, T_slots, T_keys)
+            at += count
+    finally:
+        _clear(used, pos, taken)
+    # shrunk in place (realloc), not sliced: the candidates are held until their layer closes and
+    # counted by their size, so a view would hide the rows dropped here
+    OK.resize((at, W), refcheck=False)
+    OP.resize((at, W), refcheck=False)
+    OA.resize((at,), refcheck=False)
+    return OK, OP, OA
+
+
 def first_rows(K: np.ndarray, table: StateTable | None = None) -> np.ndarray:
     """Indices (ascending) of the first occurrence of each distinct row of ``K`` -- among the rows
     whose key ``table`` does not hold, when one is given (one pass: the table's lookup and the

@@ -52,7 +52,7 @@ import numpy as np
 
 from ...encodings.kernel import Kernel
 from . import checkpoint
-from .keys import first_rows, first_rows_parts, owner, route, warm
+from .keys import first_rows, fresh_parts, owner, route, warm
 from .pending import Pending
 from .spill import Visited
 
@@ -224,8 +224,7 @@ class Shard:
         elif cost1:
             # each bucket's kept rows taken from it directly: joining the buckets first copied
             # every successor once more
-            keeps = first_rows_parts([b[3] for b in cost1], self.visited.table)
-            self.pending.add(NEXT, *(_picked(cost1, c, keeps) for c in (3, 4, 5)))
+            self.pending.add(NEXT, *fresh_parts([(b[3], b[4], b[5]) for b in cost1], self.visited.table))
             self._batches += 1
             self._batch_version = self._version
         if not zk.shape[0]:
@@ -491,13 +490,6 @@ def _join(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
         at += m
         del k, p, a
     return K, P, A
-
-
-def _picked(buckets: list[Bucket], col: int, keeps: list[np.ndarray]) -> np.ndarray:
-    """Column ``col`` of the buckets, each bucket's rows ``keeps[i]``, joined."""
-    if len(buckets) == 1:
-        return buckets[0][col][keeps[0]]
-    return np.concatenate([b[col][k] for b, k in zip(buckets, keeps)])
 
 
 def _cat(parts: list[tuple[np.ndarray, ...]], W: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -277,12 +277,19 @@ class Visited:
             self.spill()
 
     def _insert(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
-        ids, _ = self.table.insert(K)
+        first = self.table.size
+        ids, new = self.table.insert(K)
         cap = self.table.keys.shape[0]
         self.pk = grow(self.pk, cap, self.pk.shape[0], 0)
         self.act = grow(self.act, cap, self.act.shape[0], -1)
-        self.pk[ids] = P
-        self.act[ids] = A
+        if self.table.size - first == K.shape[0]:
+            # all new (the callers' contract): their ids are the next ones in order, so two block
+            # copies instead of two scatters
+            self.pk[first: self.table.size] = P
+            self.act[first: self.table.size] = A
+        else:
+            self.pk[ids] = P
+            self.act[ids] = A
 
     def spill(self) -> None:
         """Write the table as one sorted run and start an empty table.
