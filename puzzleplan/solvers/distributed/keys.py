@@ -91,12 +91,33 @@ def owner(K: np.ndarray, n_shards: int) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _first(K, SK, used, pos, n_pos, out, T_slots, T_keys):  # pragma: no cover - compiled
-    """The rows of K whose key is neither in the state table (``T_slots``, ``T_keys``; empty: none)
-    nor in the scratch set, each added to the set as it is met: their indices go to ``out``, the
-    slots they took to ``pos[n_pos:]``.  The set holds the keys in its slots (``SK``, ``used``),
-    not row indices, so that the rows of several arrays share it and a probe reads one place.
-    Returns (rows kept, slots taken so far)."""
+def _first(K, slots, out, T_slots, T_keys):  # pragma: no cover - compiled
+    """The first row of each distinct key, by a scratch hash table of row indices (hashset.py's
+    layout, over K itself); rows whose key the state table (``T_slots``, ``T_keys``; empty:
+    none) holds are skipped.  The scratch table is all -1 on entry and is left so, for the next
+    call: its entries are cleared newest first, so each is found along its probe sequence as the
+    table stood when it went in (clearing an older one first could cut a newer one's chain)."""
+    count = 0
+    for r in range(K.shape[0]):
+        if T_slots.shape[0] and T_slots[probe(T_slots, T_keys, K, r)] != -1:
+            continue
+        s = probe(slots, K, K, r)      # the scratch table's ids are rows of K itself
+        if slots[s] == -1:
+            slots[s] = r
+            out[count] = r
+            count += 1
+    for i in range(count - 1, -1, -1):
+        slots[probe(slots, K, K, out[i])] = -1
+    return count
+
+
+@nb.njit(cache=True, nogil=True)
+def _taken(K, P, A, SK, used, pos, n_pos, OK, OP, OA, at, T_slots, T_keys):  # pragma: no cover - compiled
+    """The rows of K whose key is neither in the state table nor in the scratch set, each added to
+    the set as it is met and copied with its parent's key and action to ``OK``, ``OP``, ``OA``
+    from row ``at`` on; the slots taken are listed in ``pos[n_pos:]``.  The set holds the keys
+    in its slots (``SK``, ``used``), not row indices, so that several arrays share it.  Returns
+    (rows kept, slots taken so far)."""
     W = K.shape[1]
     mask = np.uint64(used.shape[0] - 1)
     count = 0
@@ -105,108 +126,13 @@ def _first(K, SK, used, pos, n_pos, out, T_slots, T_keys):  # pragma: no cover -
             continue
         s = hash_row(K, r, W) & mask
         seen = False
-        while used[s]:
+        while used[s] and not seen:
             seen = True
             for w in range(W):
                 if SK[s, w] != K[r, w]:
                     seen = False
+                    s = (s + np.uint64(1)) & mask
                     break
-            if seen:
-                break
-            s = (s + np.uint64(1)) & mask
-        if seen:
-            continue
-        used[s] = 1
-        for w in range(W):
-            SK[s, w] = K[r, w]
-        pos[n_pos] = s
-        n_pos += 1
-        out[count] = r
-        count += 1
-    return count, n_pos
-
-
-@nb.njit(cache=True, nogil=True)
-def _clear(used, pos, n):  # pragma: no cover - compiled
-    for i in range(n):
-        used[pos[i]] = 0
-
-
-_SCRATCH = threading.local()
-
-
-def _scratch(size: int, W: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """This thread's scratch set of ``size`` slots for keys of ``W`` words (none used) and room
-    for ``rows`` slot numbers.  Kept between calls and left empty by each: a fresh table per call
-    (``np.full``) cost its allocation, fill and page faults on every round, and shards running as
-    threads each took those at once (docs/distributed.md, "Measured")."""
-    have = getattr(_SCRATCH, "set", None)
-    if have is None or have[1].shape[0] < size or have[0].shape[0] < size * W or have[2].shape[0] < rows:
-        n = max(size, have[1].shape[0] if have is not None else 0)
-        have = _SCRATCH.set = (np.zeros(n * max(W, 1), dtype=np.uint64), np.zeros(n, dtype=np.uint8),
-                               np.empty(max(rows, n // 2), dtype=np.int64))
-    keys, used, pos = have
-    return keys[: size * W].reshape(size, W), used[:size], pos
-
-
-def release() -> None:
-    """Drop this thread's scratch set (the end of a search: it can hold tens of MB)."""
-    _SCRATCH.set = None
-
-
-def first_rows_parts(parts: list[np.ndarray], table: StateTable | None = None) -> list[np.ndarray]:
-    """:func:`first_rows` of the arrays' rows joined end to end, without joining them: for each
-    array, the indices (ascending) of its rows that are the first occurrence of their key in the
-    whole sequence (and whose key ``table`` does not hold, when one is given).  A shard receives
-    one bucket from every shard; joining them first copied every successor once more."""
-    n = sum(int(K.shape[0]) for K in parts)
-    if table is not None and (table.size == 0 or not n):
-        table = None
-    W = parts[0].shape[1] if parts else 0
-    if not W:       # keys without words are all the same key
-        left = 0 if table is not None else 1
-        out = []
-        for K in parts:
-            take = min(left, int(K.shape[0]))
-            out.append(np.arange(take, dtype=np.int64))
-            left -= take
-        return out
-    SK, used, pos = _scratch(1 << int(2 * n - 1).bit_length(), W, n)    # load at most a half
-    T_slots, T_keys = (table.slots, table.keys) if table is not None else (_NO_SLOTS, _NO_KEYS)
-    out, taken = [], 0
-    try:
-        for K in parts:
-            rows = np.empty(K.shape[0], dtype=np.int64)
-            count, taken = _first(np.ascontiguousarray(K, dtype=np.uint64), SK, used, pos, taken, rows,
-                                  T_slots, T_keys)
-            out.append(rows[:count])
-    finally:
-        _clear(used, pos, taken)
-    return out
-
-
-@nb.njit(cache=True, nogil=True)
-def _first_taken(K, P, A, SK, used, pos, n_pos, OK, OP, OA, at,
-                 T_slots, T_keys):  # pragma: no cover - compiled
-    """:func:`_first` that copies each kept row's key, parent's key and action to ``OK``, ``OP``,
-    ``OA`` from row ``at`` on, instead of listing its index.  Returns (rows kept, slots taken)."""
-    W = K.shape[1]
-    mask = np.uint64(used.shape[0] - 1)
-    count = 0
-    for r in range(K.shape[0]):
-        if T_slots.shape[0] and T_slots[probe(T_slots, T_keys, K, r)] != -1:
-            continue
-        s = hash_row(K, r, W) & mask
-        seen = False
-        while used[s]:
-            seen = True
-            for w in range(W):
-                if SK[s, w] != K[r, w]:
-                    seen = False
-                    break
-            if seen:
-                break
-            s = (s + np.uint64(1)) & mask
         if seen:
             continue
         used[s] = 1
@@ -221,34 +147,87 @@ def _first_taken(K, P, A, SK, used, pos, n_pos, OK, OP, OA, at,
     return count, n_pos
 
 
-def fresh_parts(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], table: StateTable | None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rows of the parts' (keys, parents' keys, actions), joined end to end, whose key is the
-    first occurrence of its key there and not held by ``table``: :func:`first_rows_parts` and the
-    copy of the kept rows in one compiled call per part.  A shard receives one bucket from every
-    shard; joining them first copied every successor once more, and separate lookups and copies
-    each released and took back the interpreter lock, which shards running as threads then
-    waited for in turn."""
-    n = sum(int(p[0].shape[0]) for p in parts)
-    W = parts[0][0].shape[1] if parts else 0
+@nb.njit(cache=True, nogil=True)
+def _clear(used, pos, n):  # pragma: no cover - compiled
+    for i in range(n):
+        used[pos[i]] = 0
+
+
+# This thread's scratch tables, kept between calls and left empty by each: a fresh one per call
+# (``np.full``) cost its allocation, fill and page faults on every round, and shards running as
+# threads each took those at once (docs/distributed.md, "Measured").
+_SCRATCH = threading.local()
+
+
+def _slots(size: int) -> np.ndarray:
+    """``size`` slots of row indices, all -1 (first_rows: 8 bytes a slot, whatever the key's width)."""
+    have = getattr(_SCRATCH, "slots", None)
+    if have is None or have.shape[0] < size:
+        have = _SCRATCH.slots = np.full(size, -1, dtype=np.int64)
+    return have[:size]
+
+
+def _key_set(size: int, W: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``size`` slots for keys of ``W`` words (none used) and room for ``rows`` slot numbers
+    (fresh_parts: 8 W + 1 bytes a slot)."""
+    have = getattr(_SCRATCH, "keys", None)
+    if have is None or have[1].shape[0] < size or have[0].shape[0] < size * W or have[2].shape[0] < rows:
+        n = max(size, have[1].shape[0] if have is not None else 0)
+        have = _SCRATCH.keys = (np.zeros(n * W, dtype=np.uint64), np.zeros(n, dtype=np.uint8),
+                                np.empty(max(rows, n // 2), dtype=np.int64))
+    keys, used, pos = have
+    return keys[: size * W].reshape(size, W), used[:size], pos
+
+
+def release() -> None:
+    """Drop this thread's scratch tables (the end of a search: they can hold hundreds of MB)."""
+    _SCRATCH.slots = _SCRATCH.keys = None
+
+
+def first_rows(K: np.ndarray, table: StateTable | None = None) -> np.ndarray:
+    """Indices (ascending) of the first occurrence of each distinct row of ``K`` -- among the rows
+    whose key ``table`` does not hold, when one is given (one pass: the table's lookup and the
+    removal of repeats at once)."""
+    n = K.shape[0]
     if table is not None and (table.size == 0 or not n):
         table = None
-    if not W:
-        keeps = first_rows_parts([p[0] for p in parts], table)
-        return (np.concatenate([p[0][k] for p, k in zip(parts, keeps)]),
-                np.concatenate([p[1][k] for p, k in zip(parts, keeps)]),
-                np.concatenate([p[2][k] for p, k in zip(parts, keeps)]))
+    if not K.shape[1]:       # keys without words are all the same key
+        return np.arange(min(n, 0 if table is not None else 1), dtype=np.int64)
+    if n <= 1 and table is None:
+        return np.arange(n, dtype=np.int64)
+    slots = _slots(1 << int(2 * n - 1).bit_length())    # load at most a half
+    out = np.empty(n, dtype=np.int64)
+    T_slots, T_keys = (table.slots, table.keys) if table is not None else (_NO_SLOTS, _NO_KEYS)
+    return out[: _first(np.ascontiguousarray(K, dtype=np.uint64), slots, out, T_slots, T_keys)]
+
+
+def fresh_parts(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], table: StateTable | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of the parts' (keys, parents' keys, actions), joined end to end, that
+    :func:`first_rows` of the joined keys keeps, with their parents and actions -- without joining
+    the parts: one compiled call per part looks its keys up and copies the kept rows.  A shard
+    receives one bucket from every shard; joining them first copied every successor once more,
+    and separate lookups and copies each released and took back the interpreter lock, which
+    shards running as threads then waited for in turn."""
+    n = sum(int(p[0].shape[0]) for p in parts)
+    W = parts[0][0].shape[1] if parts else 0
+    if not W or n <= 1:
+        K, P, A = (np.concatenate([p[c] for p in parts]) for c in range(3))
+        keep = first_rows(K, table)
+        return K[keep], P[keep], A[keep]
+    if table is not None and table.size == 0:
+        table = None
     OK = np.empty((n, W), dtype=np.uint64)
     OP = np.empty((n, W), dtype=np.uint64)
     OA = np.empty(n, dtype=parts[0][2].dtype)
-    SK, used, pos = _scratch(1 << int(2 * n - 1).bit_length(), W, n)    # load at most a half
+    SK, used, pos = _key_set(1 << int(2 * n - 1).bit_length(), W, n)    # load at most a half
     T_slots, T_keys = (table.slots, table.keys) if table is not None else (_NO_SLOTS, _NO_KEYS)
     at = taken = 0
     try:
         for K, P, A in parts:
-            count, taken = _first_taken(np.ascontiguousarray(K, dtype=np.uint64),
-                                        np.ascontiguousarray(P, dtype=np.uint64), np.ascontiguousarray(A),
-                                        SK, used, pos, taken, OK, OP, OA, at, T_slots, T_keys)
+            K, P = np.ascontiguousarray(K, dtype=np.uint64), np.ascontiguousarray(P, dtype=np.uint64)
+            count, taken = _taken(K, P, np.ascontiguousarray(A), SK, used, pos, taken, OK, OP, OA, at,
+                                  T_slots, T_keys)
             at += count
     finally:
         _clear(used, pos, taken)
@@ -258,15 +237,6 @@ def fresh_parts(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], table: S
     OP.resize((at, W), refcheck=False)
     OA.resize((at,), refcheck=False)
     return OK, OP, OA
-
-
-def first_rows(K: np.ndarray, table: StateTable | None = None) -> np.ndarray:
-    """Indices (ascending) of the first occurrence of each distinct row of ``K`` -- among the rows
-    whose key ``table`` does not hold, when one is given (one pass: the table's lookup and the
-    removal of repeats at once)."""
-    if K.shape[0] <= 1 and table is None:
-        return np.arange(min(K.shape[0], 1), dtype=np.int64)
-    return first_rows_parts([K], table)[0]
 
 
 @nb.njit(cache=True, nogil=True)
