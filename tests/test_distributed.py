@@ -612,11 +612,16 @@ def test_first_rows_reuses_a_scratch_table_left_empty():
     assert keys_module._SCRATCH.slots is None
 
 
+@pytest.mark.parametrize("kept_slots", [None, 64])
 @pytest.mark.parametrize("W", [0, 1, 2, 3])
-def test_fresh_parts_keeps_the_first_unseen_rows_with_their_parents_and_actions(W):
+def test_fresh_parts_keeps_the_first_unseen_rows_with_their_parents_and_actions(W, kept_slots, monkeypatch):
     """What a shard does with the buckets it receives, in one compiled call per bucket: the rows
     first_rows keeps of the joined keys, with their parents' keys and actions, in order -- and
-    arrays that own exactly those rows (pending candidates are counted by their size)."""
+    arrays that own exactly those rows (pending candidates are counted by their size).  With
+    ``kept_slots`` 64, most calls (first_rows' too) take scratch tables too large to keep, used once."""
+    if kept_slots is not None:
+        monkeypatch.setattr(keys_module, "KEEP", kept_slots)
+        keys_module.release()
     rng = np.random.default_rng(23 + W)
     for trial in range(40):
         parts = []
@@ -636,6 +641,8 @@ def test_fresh_parts_keeps_the_first_unseen_rows_with_their_parents_and_actions(
         assert OA.dtype == np.int32 and OK.flags.owndata and OK.nbytes == 8 * W * keep.size
         held = getattr(keys_module._SCRATCH, "keys", None)     # this thread's key set, if it took one
         assert held is None or not held[1].any()
+        if kept_slots is not None:
+            assert held is None or held[1].shape[0] <= kept_slots
 
 
 def test_hash_spreads_keys_and_marks_first_rows():

@@ -155,12 +155,18 @@ def _clear(used, pos, n):  # pragma: no cover - compiled
 
 # This thread's scratch tables, kept between calls and left empty by each: a fresh one per call
 # (``np.full``) cost its allocation, fill and page faults on every round, and shards running as
-# threads each took those at once (docs/distributed.md, "Measured").
+# threads each took those at once (docs/distributed.md, "Measured").  Only tables up to KEEP
+# slots are kept: the memory budget does not count them, and a larger one (a large round, or a
+# prepared layer's batch) is used once on as much work as it has slots, so its allocation is
+# paid for there.
 _SCRATCH = threading.local()
+KEEP = 1 << 20
 
 
 def _slots(size: int) -> np.ndarray:
     """``size`` slots of row indices, all -1 (first_rows: 8 bytes a slot, whatever the key's width)."""
+    if size > KEEP:
+        return np.full(size, -1, dtype=np.int64)
     have = getattr(_SCRATCH, "slots", None)
     if have is None or have.shape[0] < size:
         have = _SCRATCH.slots = np.full(size, -1, dtype=np.int64)
@@ -170,6 +176,9 @@ def _slots(size: int) -> np.ndarray:
 def _key_set(size: int, W: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``size`` slots for keys of ``W`` words (none used) and room for ``rows`` slot numbers
     (fresh_parts: 8 W + 1 bytes a slot)."""
+    if size > KEEP:
+        return (np.zeros((size, W), dtype=np.uint64), np.zeros(size, dtype=np.uint8),
+                np.empty(rows, dtype=np.int64))
     have = getattr(_SCRATCH, "keys", None)
     if have is None or have[1].shape[0] < size or have[0].shape[0] < size * W or have[2].shape[0] < rows:
         n = max(size, have[1].shape[0] if have is not None else 0)
@@ -180,7 +189,7 @@ def _key_set(size: int, W: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def release() -> None:
-    """Drop this thread's scratch tables (the end of a search: they can hold hundreds of MB)."""
+    """Drop this thread's scratch tables (the end of a search)."""
     _SCRATCH.slots = _SCRATCH.keys = None
 
 
