@@ -217,7 +217,7 @@ def fresh_parts(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], table: S
     the parts: one compiled call per part looks its keys up and copies the kept rows.  A shard
     receives one bucket from every shard; joining them first copied every successor once more,
     and separate lookups and copies each released and took back the interpreter lock, which
-    shards running as threads then waited for in turn."""
+    shards running as threads then waited for in turn.  ``parts``: at least one."""
     n = sum(int(p[0].shape[0]) for p in parts)
     W = parts[0][0].shape[1] if parts else 0
     if not W or n <= 1:
@@ -299,3 +299,4 @@ def warm() -> None:
     first_rows(K, t)
     z = np.zeros(3, dtype=np.int64)
     route(K, K, z, z, z, 2)
+    fresh_parts([(K, K, z.astype(np.int32)), (K[:1], K[:1], z[:1].astype(np.int32))], t)

@@ -278,7 +278,7 @@ class Visited:
 
     def _insert(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
         first = self.table.size
-        ids, new = self.table.insert(K)
+        ids, _ = self.table.insert(K)
         cap = self.table.keys.shape[0]
         self.pk = grow(self.pk, cap, self.pk.shape[0], 0)
         self.act = grow(self.act, cap, self.act.shape[0], -1)
