@@ -9,7 +9,9 @@ The per-row work of a round (owners, first occurrences, the split into buckets) 
 ``nogil``: shards running as threads (``executor=threads``) then do it at the same time, where the
 numpy versions (a dozen array passes per hash, a sort of row views per deduplication) held the
 interpreter lock between passes; the per-row helpers are inlined into the loops (see hashset.py).
-``splitmix64`` stays in numpy as the readable reference; the tests compare both.
+``splitmix64`` stays in numpy as the readable reference; its compiled form (``owner_hash``,
+``shard_of``) is in encodings/hashset.py, where the kernels' drivers route successors too; the
+tests compare both.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import threading
 import numba as nb
 import numpy as np
 
-from ...encodings.hashset import hash_row, probe
+from ...encodings.hashset import hash_row, owner_hash, probe, shard_of
 from ..visited import StateTable
 
 _NO_SLOTS = np.zeros(0, dtype=np.int32)
@@ -49,36 +51,10 @@ def key_hash(K: np.ndarray) -> np.ndarray:
     return h
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _mix(z):  # pragma: no cover - compiled
-    """``splitmix64`` of one word (its module constants are compile-time constants here)."""
-    z = z + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _row_hash(K, r):  # pragma: no cover - compiled
-    """``key_hash`` of row r (the same chain of splitmix64 over the words)."""
-    h = _mix(K[r, 0])
-    for j in range(1, K.shape[1]):
-        h = _mix(h ^ K[r, j])
-    return h
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _shard_of(h, n):  # pragma: no cover - compiled
-    """``(h >> 32) * n >> 32``: the hash's high half scaled to ``n`` shards (multiply-shift range
-    reduction, Lemire 2019).  Not ``h % n``: a 64-bit division per successor was half the cost of
-    routing a round (1.1 of 2 ms per 8-puzzle enumeration, paid by every worker)."""
-    return np.int64(((h >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
-
-
 @nb.njit(cache=True, nogil=True)
 def _owners(K, n, out):  # pragma: no cover - compiled
     for r in range(K.shape[0]):
-        out[r] = _shard_of(_row_hash(K, r), n)
+        out[r] = shard_of(owner_hash(K, r), n)
 
 
 def owner(K: np.ndarray, n_shards: int) -> np.ndarray:
@@ -253,7 +229,7 @@ def _route(K, Kw, par, act, step, n, OK, OP, OA, OS, bounds):  # pragma: no cove
     m = 2 * n
     code = np.empty(K.shape[0], dtype=np.int64)
     for r in range(K.shape[0]):
-        c = 2 * _shard_of(_row_hash(K, r), n) if n > 1 else 0
+        c = 2 * shard_of(owner_hash(K, r), n) if n > 1 else 0
         code[r] = c + (1 if step[r] != 0 else 0)
         bounds[code[r] + 1] += 1
     for c in range(m):
