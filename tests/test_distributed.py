@@ -186,12 +186,15 @@ def _random_sweep(n: int, seed: int, tmp_path: Path, configs) -> None:
         b = api.solve(loaded, "bfs", kernel="numpy")
         for shards, spill_on in configs(i):
             executor = "threads" if shards > 1 and i % 4 >= 2 else "local"
+            # the interpreter expands a round in one compiled call (Kernel.expand_routed), the
+            # numpy kernel a call per step
+            kernel = "interpreted" if i % 2 else "numpy"
             r = dbfs(loaded, tmp_path / f"{i}-{shards}-{spill_on}", workers=shards, spill_on=spill_on,
-                     executor=executor)
+                     executor=executor, kernel=kernel)
             if (r.status, r.cost, r.stats["layers"]) != (b.status, b.cost, b.stats["layers"]) or \
                     (r.plan is not None and not r.stats["verified"]):
                 problems.append(f"{case.name} {case.options} shards={shards} spill={spill_on} "
-                                f"{executor}: dbfs "
+                                f"{executor} {kernel}: dbfs "
                                 f"{r.status} {r.cost} {r.stats['layers']} bfs {b.status} {b.cost} "
                                 f"{b.stats['layers']}\n{case.text}")
     assert not problems, "\n".join(problems)
@@ -587,6 +590,82 @@ def test_compiled_row_helpers_match_their_numpy_definitions():
                 assert np.array_equal(OS, step[order])
                 sizes = np.bincount(code, minlength=2 * shards)
                 assert np.array_equal(bounds, np.concatenate([[0], np.cumsum(sizes)]))
+
+
+def goal_key(loaded, k) -> np.ndarray:
+    """The packed key of a goal state: bfs's plan replayed by the reference."""
+    from puzzleplan.verify import reference as ref
+
+    s = list(loaded.task.init)
+    for a in api.solve(loaded, "bfs", kernel="interpreted").plan:
+        s = ref.apply(loaded.task, loaded.task.actions[a], s)
+    return k.canon_pack(np.array([s], dtype=np.int64))
+
+
+def _steps(k, KW: np.ndarray, shards: int):
+    """A round's expansion one call per step: the reference for ``Kernel.expand_routed``."""
+    S = k.unpack(KW)
+    succ, par, act = k.expand(S)
+    return route(k.canon_pack(succ), KW, par, act, k.costs[act], shards)
+
+
+@pytest.mark.parametrize("model,instance,options,backends", [
+    ("sliding", HARDEST, [], ("interpreted", "numba")),
+    ("klotski", f"{FAYAA}#fayaa-117", ["metric=moves"], ("interpreted",)),     # 0/1 costs, groups
+    ("kwirk", str(ROOT / "instances/kwirk/going-up/06_1-6.txt"), [], ("interpreted",)),
+    ("zpg", str(ROOT / "instances/zpg/puzzlescript-L1.txt"), [], ("interpreted",)),
+])
+def test_expand_routed_equals_the_steps(model, instance, options, backends, monkeypatch):
+    """dbfs's round in one compiled call (drivers/dbfs_expand.py) against unpack, goal, expand,
+    canon_pack and route one after the other: the same successors, parents, actions, costs and
+    groups, in the same order, for 1 to 4 shards; the first goal row; with slices of a few states
+    too (the successor buffers then grow), and stopping at the goal's slice."""
+    from helpers import sample_states
+
+    from puzzleplan.encodings import kernel as kernel_module
+
+    loaded = api.load_task(model, instance, options)
+    task = loaded.task
+    states = np.array(sample_states(task, 2026, n_walks=8, length=40), dtype=np.int64)
+    grew = False
+    for backend in backends:
+        k = loaded.kernel(backend)
+        KW = k.canon_pack(states)
+        goal_rows = np.flatnonzero(k.goal(k.unpack(KW)))
+        for tiny in (False, True):
+            if tiny:      # about three states a slice
+                monkeypatch.setattr(kernel_module, "_ROUTED_BYTES", 3 * 8 * task.n_vars * len(task.actions))
+            for shards in (1, 2, 3, 4):
+                r = k.expand_routed(KW, shards, True, False)
+                want = _steps(k, KW, shards)
+                for got, ref in zip(r[:5], want):
+                    assert got.dtype == ref.dtype and np.array_equal(got, ref)
+                assert r.expanded == KW.shape[0] and r.generated == want[0].shape[0]
+                assert r.goal_row == (goal_rows[0] if goal_rows.size else -1)
+                grew |= r.generated > max(64, 4 * KW.shape[0])
+            # a goal in the middle: with stop_at_goal nothing from its slice on is expanded
+            g = KW.shape[0] // 2
+            KG = np.concatenate([KW[:g], goal_key(loaded, k), KW[g:]])
+            r = k.expand_routed(KG, 2, True, True)
+            assert r.goal_row == min([g, *goal_rows[goal_rows < g]])
+            assert r.expanded <= r.goal_row
+            for got, ref in zip(r[:5], _steps(k, KG[: r.expanded], 2)):
+                assert np.array_equal(got, ref)
+            monkeypatch.undo()
+    assert grew or model == "sliding"     # the buffers for a batch's successors grew at least once
+
+
+def test_expand_routed_refuses_a_successor_outside_its_domain(tmp_path):
+    inst = tmp_path / "o.txt"
+    inst.write_text("start: 0\n", encoding="utf-8")
+    loaded = api.load_task(str(ROOT / "tests/models/overflow.py"), str(inst))
+    k = loaded.kernel("interpreted")
+    fine = k.canon_pack(np.array([[0, 0], [2, 0]]))
+    assert k.expand_routed(fine, 2, True, False).generated == 2
+    from puzzleplan.encodings.kernel import DomainError
+
+    with pytest.raises(DomainError, match="up"):
+        k.expand_routed(k.canon_pack(np.array([[2, 0], [3, 0]])), 2, True, False)
 
 
 def test_first_rows_reuses_a_scratch_table_left_empty():

@@ -12,14 +12,42 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from ..ir.task import Task
+from .drivers.dbfs_expand import (
+    DBFS_BAD_ACTION,
+    DBFS_BAD_ROW,
+    DBFS_EXPANDED,
+    DBFS_GENERATED,
+    DBFS_GOAL_ROW,
+    DBFS_INFO,
+)
 from .npkernel import DomainError, NumpyKernel
 from .packing import Layout, group_arrays, layout_for, pack_np, unpack_np
 
 BACKENDS = ("numba", "numpy", "interpreted")
+
+# expand_routed makes successors a slice at a time in a buffer of about this many bytes (their
+# unpacked variables): it stays in the core's cache, and the round never holds them all
+_ROUTED_BYTES = 1 << 20
+
+
+class Routed(NamedTuple):
+    """A round's successors grouped by owning shard (``Kernel.expand_routed``): keys, parents' keys,
+    actions (int32) and action costs, group ``2 * owner + (cost != 0)`` in ``bounds[c]:bounds[c +
+    1]``; the first goal row of the expanded keys (-1: none found or not looked for); counts."""
+
+    keys: np.ndarray
+    parents: np.ndarray
+    actions: np.ndarray
+    costs: np.ndarray
+    bounds: np.ndarray
+    goal_row: int
+    expanded: int
+    generated: int
 
 
 class Kernel:
@@ -136,6 +164,26 @@ class CompiledKernel(Kernel):
         out = np.empty(S.shape[0], dtype=np.bool_)
         self._mod.goal(S, out, self._tabs)
         return out
+
+    def expand_routed(self, KW: np.ndarray, n_shards: int, find_goal: bool, stop_at_goal: bool) -> Routed:
+        """Expand the states of the packed keys ``KW`` and group the successors by owning shard, in
+        one compiled call (the distributed search's round; ``drivers/dbfs_expand.py`` says why).
+        ``find_goal``: report the first goal row of ``KW``; ``stop_at_goal``: and expand nothing
+        from the slice that holds it on.  The same as ``unpack``, ``goal``, ``expand``,
+        ``canon_pack`` and ``solvers.distributed.keys.route`` one after the other (a test compares
+        them), but the successors' variables are never held all at once."""
+        KW = np.ascontiguousarray(KW, dtype=np.uint64)
+        info = np.empty(DBFS_INFO, dtype=np.int64)
+        rows = max(1, _ROUTED_BYTES // (8 * max(1, self.n_vars)))
+        K, P, A, cost, bounds = self._mod.dbfs_expand(KW, self._tabs, self._lo, self._hi, self.costs,
+                                                      n_shards, find_goal, stop_at_goal, rows, info)
+        bad = int(info[DBFS_BAD_ROW])
+        if bad >= 0:    # expand that state alone: the step-by-step kernel names the action and variables
+            self.expand(self.unpack(KW[bad: bad + 1]))
+            raise DomainError(f"action {self.task.actions[int(info[DBFS_BAD_ACTION])].label} leaves "
+                              "a variable's domain")
+        return Routed(K, P, A, cost, bounds, int(info[DBFS_GOAL_ROW]), int(info[DBFS_EXPANDED]),
+                      int(info[DBFS_GENERATED]))
 
     def heuristic(self, S: np.ndarray) -> np.ndarray:
         S = np.ascontiguousarray(S, dtype=np.int64)

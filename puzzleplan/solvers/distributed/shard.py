@@ -113,6 +113,13 @@ class Shard:
         self.layered = cfg.order != "bfs"
         self.use_h = cfg.order == "astar" and kernel.task.heuristic is not None
         self.bound_h = cfg.bound is not None and not self.use_h and kernel.task.heuristic is not None
+        # a round in one compiled call where the kernel has the driver and nothing needs the
+        # successors' states (f layers and the cost bound evaluate the heuristic on them)
+        self.routed = getattr(kernel, "expand_routed", None)
+        if self.use_h or cfg.bound is not None or self.routed is None:
+            self.routed = None
+        else:     # numba compiles it, or loads it from its cache, now: not inside a layer
+            self.routed(kernel.canon_pack(kernel.init_state()), 1, True, False)
         # bfs: the next layer's candidate batches since the last prepare, and the table's version
         # (stores so far) when the last one was checked against it -- see _prepare
         self._version = 0
@@ -147,7 +154,7 @@ class Shard:
         the layer is then incomplete and the coordinator ends the run)."""
         t0 = time.perf_counter()
         stop = stop or self.stop
-        k, n, W = self.kernel, self.n, self.W
+        n, W = self.n, self.W
         work, self.work = self.work[: self.cfg.round], self.work[self.cfg.round:]
         if not self.work.shape[0]:   # an empty view would keep the whole layer's array alive
             self.work = _empty(W)
@@ -160,34 +167,21 @@ class Shard:
                 info["stopped"] = True
                 break
             Kw = np.ascontiguousarray(work[lo: lo + self.cfg.chunk])
-            S = k.unpack(Kw)
-            if not self.goal_seen:
-                hit = np.flatnonzero(k.goal(S))
-                if hit.size:
+            if self.routed is not None:
+                r = self.routed(Kw, n, not self.goal_seen, not self.cfg.enumerate_all)
+                K, P, A, step, bounds = r.keys, r.parents, r.actions, r.costs, r.bounds
+                info["expanded"] += r.expanded
+                info["generated"] += r.generated
+                if r.goal_row >= 0:
                     self.goal_seen = True
-                    info["goal"] = Kw[hit[0]].copy()
+                    info["goal"] = Kw[r.goal_row].copy()
                     if not self.cfg.enumerate_all:
                         break
-            succ, par, act = k.expand(S)
-            info["expanded"] += Kw.shape[0]
-            info["generated"] += succ.shape[0]
-            if not succ.shape[0]:
-                continue
-            step = k.costs[act]
-            if self.use_h:
-                step = step + k.heuristic(succ) - k.heuristic(S)[par]
-                info["inconsistent"] += int(np.count_nonzero(step < 0))
-            if self.cfg.bound is not None:
-                # the successor's g + h: its layer's key (cost, or f with the reduced cost) plus h
-                f = self.key + step + (k.heuristic(succ) if self.bound_h else 0)
-                keep = np.flatnonzero(f <= self.cfg.bound)
-                info["pruned"] += succ.shape[0] - keep.size
-                if keep.size < succ.shape[0]:
-                    succ, par, act, step = succ[keep], par[keep], act[keep], step[keep]
-                if not succ.shape[0]:
-                    continue
-            # per shard: zero-cost first, then the others
-            K, P, A, step, bounds = route(k.canon_pack(succ), Kw, par, act, step, n)
+            else:
+                routed = self._expand_steps(Kw, info)
+                if routed is None:
+                    break
+                K, P, A, step, bounds = routed
             for c in range(2 * n):
                 a, b = bounds[c], bounds[c + 1]
                 if b > a:
@@ -207,6 +201,37 @@ class Shard:
         self.busy_s += dt
         info["seconds"] = dt
         return buckets, info
+
+    def _expand_steps(self, Kw: np.ndarray, info: dict[str, Any]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """One chunk of ``expand`` a call per step: the numpy kernel (no compiled driver), and
+        whatever needs the successors' states -- the heuristic (f layers) and the cost bound.
+        None: a goal was met and the search ends (not enumerating)."""
+        k, n = self.kernel, self.n
+        S = k.unpack(Kw)
+        if not self.goal_seen:
+            hit = np.flatnonzero(k.goal(S))
+            if hit.size:
+                self.goal_seen = True
+                info["goal"] = Kw[hit[0]].copy()
+                if not self.cfg.enumerate_all:
+                    return None
+        succ, par, act = k.expand(S)
+        info["expanded"] += Kw.shape[0]
+        info["generated"] += succ.shape[0]
+        step = k.costs[act]
+        if self.use_h:
+            step = step + k.heuristic(succ) - k.heuristic(S)[par]
+            info["inconsistent"] += int(np.count_nonzero(step < 0))
+        if self.cfg.bound is not None:
+            # the successor's g + h: its layer's key (cost, or f with the reduced cost) plus h
+            f = self.key + step + (k.heuristic(succ) if self.bound_h else 0)
+            keep = np.flatnonzero(f <= self.cfg.bound)
+            info["pruned"] += succ.shape[0] - keep.size
+            if keep.size < succ.shape[0]:
+                succ, par, act, step = succ[keep], par[keep], act[keep], step[keep]
+        # per shard: zero-cost first, then the others
+        return route(k.canon_pack(succ), Kw, par, act, step, n)
 
     def receive(self, *buckets: Bucket) -> int:
         """Take the buckets every shard made for this one; returns how many zero-cost successors are
