@@ -8,8 +8,8 @@ Why one call: step by step, a round was seven calls (unpack, goal, expand, canon
 route, and the arrays between), each of which released the interpreter lock and took it back;
 shards running as threads then waited for each other at every one of them, and the kernel's
 successor array (all successors' variables, unpacked) was allocated and faulted in once per
-round.  Here the successors are made a slice at a time in buffers of about ``rows`` rows, and
-only their packed keys are kept.
+round.  Here the successors are made a slice at a time in a buffer of ``rows`` rows (at least
+twice the task's number of actions), and only their packed keys are kept.
 
 ``info`` (int64) receives, by the ``DBFS_*`` indices below: the states expanded and the
 successors generated; the first goal row of ``KW`` (-1: none, or not looked for); on a domain
@@ -39,14 +39,16 @@ def dbfs_expand(KW, TABS, LO, HI, COSTS, n_shards, find_goal, stop_at_goal,  # p
     N = KW.shape[0]
     W = KW.shape[1]
     V = LO.shape[0]
-    n_act = N_ACTIONS
-    per = max(1, rows // n_act)          # states a slice: at most n_act successors each
+    # a call of expand stops while N_ACTIONS more rows fit; a small batch takes small buffers (a
+    # large one per call cost the first layers more than their work)
+    cap_out = max(2 * N_ACTIONS, min(rows, N * N_ACTIONS))
+    per = max(1, cap_out // 4)           # states decoded at a time
     S = np.empty((per, V), dtype=np.int64)
     G = np.empty(per, dtype=np.bool_)
-    OUT = np.empty((per * n_act, V), dtype=np.int64)
-    PAR = np.empty(per * n_act, dtype=np.int64)
-    ACT = np.empty(per * n_act, dtype=np.int64)
-    K = np.empty((per * n_act, W), dtype=np.uint64)
+    OUT = np.empty((cap_out, V), dtype=np.int64)
+    PAR = np.empty(cap_out, dtype=np.int64)
+    ACT = np.empty(cap_out, dtype=np.int64)
+    K = np.empty((cap_out, W), dtype=np.uint64)
     ids = np.arange(N)
     cap = max(64, 4 * N)
     SK = np.empty((cap, W), dtype=np.uint64)      # successors in order of generation
@@ -71,33 +73,37 @@ def dbfs_expand(KW, TABS, LO, HI, COSTS, n_shards, find_goal, stop_at_goal,  # p
                     break
             if info[DBFS_GOAL_ROW] >= 0 and stop_at_goal:
                 break
-        m, _nxt = expand(S[:k], 0, OUT, PAR, ACT, TABS, LO, HI)
-        if m < 0:
-            info[DBFS_BAD_ROW] = lo + PAR[-1 - m]
-            info[DBFS_BAD_ACTION] = ACT[-1 - m]
+        start = 0
+        while start < k:
+            m, start = expand(S[:k], start, OUT, PAR, ACT, TABS, LO, HI)
+            if m < 0:
+                info[DBFS_BAD_ROW] = lo + PAR[-1 - m]
+                info[DBFS_BAD_ACTION] = ACT[-1 - m]
+                break
+            canon_pack(OUT[:m], K)
+            if m_all + m > cap:
+                cap = max(2 * cap, m_all + m)
+                SK2 = np.empty((cap, W), dtype=np.uint64)
+                SK2[:m_all] = SK[:m_all]
+                SK = SK2
+                SP = np.concatenate((SP[:m_all], np.empty(cap - m_all, dtype=np.int64)))
+                SA = np.concatenate((SA[:m_all], np.empty(cap - m_all, dtype=np.int64)))
+                SC = np.concatenate((SC[:m_all], np.empty(cap - m_all, dtype=np.int64)))
+            for r in range(m):
+                i = m_all + r
+                for w in range(W):
+                    SK[i, w] = K[r, w]
+                SP[i] = lo + PAR[r]
+                a = ACT[r]
+                SA[i] = a
+                c = 2 * shard_of(owner_hash(K, r), n_shards) if n_shards > 1 else 0
+                if COSTS[a] != 0:
+                    c += 1
+                SC[i] = c
+                bounds[c + 1] += 1
+            m_all += m
+        if info[DBFS_BAD_ROW] >= 0:
             break
-        canon_pack(OUT[:m], K)
-        if m_all + m > cap:
-            cap = max(2 * cap, m_all + m)
-            SK2 = np.empty((cap, W), dtype=np.uint64)
-            SK2[:m_all] = SK[:m_all]
-            SK = SK2
-            SP = np.concatenate((SP[:m_all], np.empty(cap - m_all, dtype=np.int64)))
-            SA = np.concatenate((SA[:m_all], np.empty(cap - m_all, dtype=np.int64)))
-            SC = np.concatenate((SC[:m_all], np.empty(cap - m_all, dtype=np.int64)))
-        for r in range(m):
-            i = m_all + r
-            for w in range(W):
-                SK[i, w] = K[r, w]
-            SP[i] = lo + PAR[r]
-            a = ACT[r]
-            SA[i] = a
-            c = 2 * shard_of(owner_hash(K, r), n_shards) if n_shards > 1 else 0
-            if COSTS[a] != 0:
-                c += 1
-            SC[i] = c
-            bounds[c + 1] += 1
-        m_all += m
         info[DBFS_EXPANDED] += k
     info[DBFS_GENERATED] = m_all
     for c in range(2 * n_shards):
