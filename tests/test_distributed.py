@@ -514,6 +514,32 @@ def test_runs_find_every_key_and_merge_in_windows(tmp_path, monkeypatch, lookup)
     assert not list(tmp_path.glob("*.npy"))
 
 
+def test_add_new_stores_what_unseen_and_add_store():
+    """``Visited.add_new`` (a bfs layer's successors stored with one probe each) against the two-step
+    path -- ``unseen`` plus ``first_rows``, then ``add`` -- on seeded random batches of 2-word keys
+    with many repeats and keys stored already, split into parts: the same new keys in the same
+    order, the same table, parents and actions, across the table's growth."""
+    rng = np.random.default_rng(77)
+    a, b = spill.Visited(2), spill.Visited(2)
+    for _ in range(40):
+        parts = []
+        for _ in range(rng.integers(1, 4)):
+            n = int(rng.integers(0, 300))
+            K = rng.integers(0, 60, size=(n, 2)).astype(np.uint64)
+            parts.append((K, rng.integers(0, 1 << 40, size=(n, 2)).astype(np.uint64),
+                           rng.integers(0, 9, size=n).astype(np.int32)))
+        K, P, A = (np.concatenate([p[c] for p in parts]) for c in range(3))
+        keep = np.flatnonzero(a.unseen(K))
+        keep = keep[first_rows(K[keep])]
+        a.add(K[keep], P[keep], A[keep])
+        got = b.add_new(parts)
+        assert np.array_equal(got, K[keep])
+        n = a.table.size
+        assert b.table.size == n and np.array_equal(a.table.keys[:n], b.table.keys[:n])
+        assert np.array_equal(a.pk[:n], b.pk[:n]) and np.array_equal(a.act[:n], b.act[:n])
+    assert a.table.size > 3000      # the table grew several times
+
+
 def test_lookups_and_merges_ask_between_runs_and_windows_and_can_be_stopped(tmp_path, monkeypatch):
     """``Visited.between`` is called before a lookup reads each run on disk and before each window of
     a merge; an exception from it (a shard's clock saying stop) ends the step there, and a stopped

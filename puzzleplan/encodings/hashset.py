@@ -106,6 +106,20 @@ def insert_new(slots, keys, size, K, n, par, act, PARENT, ACTION, NEW) -> tuple[
     return size, count
 
 
+@nb.njit(cache=True, nogil=True)
+def insert_keyed(slots, keys, size, K, P, A, PK, ACT) -> int:  # pragma: no cover - compiled
+    """Insert the rows of K; a new state's parent key (row of P) and action go to ``PK[id]`` and
+    ``ACT[id]``.  Returns the new size: the new states are ids from the old size on, in order."""
+    W = K.shape[1]
+    for r in range(K.shape[0]):
+        sid, new, size = insert_one(slots, keys, size, K, r)
+        if new:
+            for w in range(W):
+                PK[sid, w] = P[r, w]
+            ACT[sid] = A[r]
+    return size
+
+
 @nb.njit(cache=True, nogil=True, inline="always")
 def visit_config(slots, keys, size, K, r, mask, DIST, d, slack, scratch) -> tuple[bool, int]:  # noqa: E501
     """Dominance test on configurations (keys with aux bits masked out).

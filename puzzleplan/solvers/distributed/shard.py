@@ -404,9 +404,19 @@ class Shard:
         checkpoint): the shards then meet once per layer instead of twice.  ``info`` is the opened
         layer's, plus ``new`` and ``fresh`` (as ``settle`` gives them)."""
         assert not self.layered, "settle_open is for bfs layers"
-        new = self.receive(*incoming)
-        assert not self.work.shape[0], "a final round left work"
-        fresh = self.prepare()
+        if self.visited.budget is None and not self.cfg.keep_delta and not self._batches \
+                and not any(b[0].shape[0] for b in incoming):
+            # no zero-cost successors, no earlier batch of this layer, no spill, no checkpoint: the
+            # layer's successors go straight into the table, one probe each (receive, prepare and
+            # commit would look each up, keep it in a scratch set, copy it, and look it up again)
+            assert self.prepared is None and not self.work.shape[0]
+            self.frontier = self.visited.add_new([(b[3], b[4], b[5]) for b in incoming if b[3].shape[0]])
+            self._version += 1
+            new, fresh = 0, int(self.frontier.shape[0])
+        else:
+            new = self.receive(*incoming)
+            assert not self.work.shape[0], "a final round left work"
+            fresh = self.prepare()
         buckets, info = self.open_layer("", 0, deadline)
         info.update(new=new, fresh=fresh)
         return buckets, info

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...encodings.hashset import insert_keyed
 from ..visited import StateTable, grow
 from .keys import key_hash
 
@@ -275,6 +276,22 @@ class Visited:
             self._insert(k, p, a)
         if self.table.size >= self.budget:
             self.spill()
+
+    def add_new(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Store the rows of ``parts`` (keys, parents' keys, actions) that the table does not hold,
+        the first of each key; returns their keys, in order.  RAM only (no budget, so no runs):
+        one probe per row, where :meth:`unseen` and :meth:`add` take two and a scratch set."""
+        assert self.budget is None and not self.runs
+        first = self.table.size
+        self.table.reserve(sum(int(k.shape[0]) for k, _, _ in parts))
+        cap = self.table.keys.shape[0]
+        self.pk = grow(self.pk, cap, self.pk.shape[0], 0)
+        self.act = grow(self.act, cap, self.act.shape[0], -1)
+        t = self.table
+        for K, P, A in parts:
+            t.size = insert_keyed(t.slots, t.keys, t.size, np.ascontiguousarray(K, dtype=np.uint64),
+                                  np.ascontiguousarray(P, dtype=np.uint64), A, self.pk, self.act)
+        return t.keys[first: t.size].copy()
 
     def _insert(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
         first = self.table.size
