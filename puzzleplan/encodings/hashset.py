@@ -107,17 +107,22 @@ def insert_new(slots, keys, size, K, n, par, act, PARENT, ACTION, NEW) -> tuple[
 
 
 @nb.njit(cache=True, nogil=True)
-def insert_keyed(slots, keys, size, K, P, A, PK, ACT) -> int:  # pragma: no cover - compiled
-    """Insert the rows of K; a new state's parent key (row of P) and action go to ``PK[id]`` and
-    ``ACT[id]``.  Returns the new size: the new states are ids from the old size on, in order."""
-    W = K.shape[1]
-    for r in range(K.shape[0]):
-        sid, new, size = insert_one(slots, keys, size, K, r)
-        if new:
-            for w in range(W):
-                PK[sid, w] = P[r, w]
-            ACT[sid] = A[r]
-    return size
+def insert_keyed(slots, keys, size, KS, PS, AS, PK, ACT) -> tuple[int, np.ndarray]:  # pragma: no cover
+    """Insert the rows of the key arrays ``KS`` (a tuple: the parts, in order); a new state's parent
+    key (the row of ``PS``'s part) and action go to ``PK[id]`` and ``ACT[id]``.  Returns the new
+    size and the new states' keys (ids from the old size on, in order).  One call for all parts:
+    shards running as threads took turns on the interpreter lock after each call."""
+    first = size
+    W = keys.shape[1]
+    for j in range(len(KS)):
+        K, P, A = KS[j], PS[j], AS[j]
+        for r in range(K.shape[0]):
+            sid, new, size = insert_one(slots, keys, size, K, r)
+            if new:
+                for w in range(W):
+                    PK[sid, w] = P[r, w]
+                ACT[sid] = A[r]
+    return size, keys[first:size].copy()
 
 
 @nb.njit(cache=True, nogil=True, inline="always")

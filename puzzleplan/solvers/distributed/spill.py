@@ -282,16 +282,19 @@ class Visited:
         the first of each key; returns their keys, in order.  RAM only (no budget, so no runs):
         one probe per row, where :meth:`unseen` and :meth:`add` take two and a scratch set."""
         assert self.budget is None and not self.runs
-        first = self.table.size
         self.table.reserve(sum(int(k.shape[0]) for k, _, _ in parts))
         cap = self.table.keys.shape[0]
         self.pk = grow(self.pk, cap, self.pk.shape[0], 0)
         self.act = grow(self.act, cap, self.act.shape[0], -1)
         t = self.table
-        for K, P, A in parts:
-            t.size = insert_keyed(t.slots, t.keys, t.size, np.ascontiguousarray(K, dtype=np.uint64),
-                                  np.ascontiguousarray(P, dtype=np.uint64), A, self.pk, self.act)
-        return t.keys[first: t.size].copy()
+        if not parts:
+            return t.keys[:0].copy()
+        t.size, new = insert_keyed(t.slots, t.keys, t.size,
+                                   tuple(np.ascontiguousarray(K, dtype=np.uint64) for K, _, _ in parts),
+                                   tuple(np.ascontiguousarray(P, dtype=np.uint64) for _, P, _ in parts),
+                                   tuple(np.ascontiguousarray(A, dtype=np.int32) for _, _, A in parts),
+                                   self.pk, self.act)
+        return new
 
     def _insert(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
         first = self.table.size
