@@ -64,6 +64,7 @@ Bucket = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
 ORDERS = ("bfs", "ucs", "astar")
 _ONE_PREPARE = threading.Lock()   # see Shard.prepare
 NEXT = 0    # bfs layers: the pending key of the next layer's candidates (there is only that one)
+_NO_LAYERS = np.zeros(0, dtype=np.int64)   # a bfs bucket's later-layer keys (none; never written)
 
 
 class Stopped(Exception):
@@ -158,9 +159,13 @@ class Shard:
         work, self.work = self.work[: self.cfg.round], self.work[self.cfg.round:]
         if not self.work.shape[0]:   # an empty view would keep the whole layer's array alive
             self.work = _empty(W)
-        parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(2 * n)]
         info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
                                 "left": int(self.work.shape[0]), "inconsistent": 0, "pruned": 0}
+        if self.routed is not None and not self.layered and work.shape[0] <= self.cfg.chunk:
+            # one chunk in one compiled call: the buckets are views of its groups (most rounds;
+            # two workers run the small layers' calls one after the other, so their Python counts)
+            return self._expand_once(work, info, stop, deadline, t0)
+        parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(2 * n)]
         later: list[list[np.ndarray]] = [[] for _ in range(n)]    # layered: the later layers' keys
         for lo in range(0, work.shape[0], self.cfg.chunk):
             if (stop is not None and stop()) or (deadline is not None and time.time() > deadline):
@@ -195,6 +200,36 @@ class Shard:
             keys = np.concatenate(later[d]) if later[d] else np.zeros(0, dtype=np.int64)
             buckets.append((*zero, *one, keys))
         info["zero_out"] = sum(int(b[0].shape[0]) for b in buckets)
+        self.expanded += info["expanded"]
+        self.generated += info["generated"]
+        dt = time.perf_counter() - t0
+        self.busy_s += dt
+        info["seconds"] = dt
+        return buckets, info
+
+    def _expand_once(self, work: np.ndarray, info: dict[str, Any], stop: Callable[[], bool] | None,
+                     deadline: float | None, t0: float) -> tuple[list[Bucket], dict[str, Any]]:
+        """``expand`` for a work list of one chunk, bfs layers, on a kernel with the compiled round."""
+        n, W = self.n, self.W
+        buckets: list[Bucket] | None = None
+        if (stop is not None and stop()) or (deadline is not None and time.time() > deadline):
+            info["stopped"] = True
+        else:
+            Kw = np.ascontiguousarray(work)
+            r = self.routed(Kw, n, not self.goal_seen, not self.cfg.enumerate_all)
+            info["expanded"], info["generated"] = r.expanded, r.generated
+            if r.goal_row >= 0:
+                self.goal_seen = True
+                info["goal"] = Kw[r.goal_row].copy()
+            if r.goal_row < 0 or self.cfg.enumerate_all:
+                K, P, A, b = r.keys, r.parents, r.actions, r.bounds
+                buckets = [(K[b[c]:b[c + 1]], P[b[c]:b[c + 1]], A[b[c]:b[c + 1]],
+                            K[b[c + 1]:b[c + 2]], P[b[c + 1]:b[c + 2]], A[b[c + 1]:b[c + 2]], _NO_LAYERS)
+                           for c in range(0, 2 * n, 2)]
+                info["zero_out"] = int(sum(b[c + 1] - b[c] for c in range(0, 2 * n, 2)))
+        if buckets is None:     # stopped, or a goal ends the search: its successors are not needed
+            buckets = [_empty_bucket(W) for _ in range(n)]
+            info["zero_out"] = 0
         self.expanded += info["expanded"]
         self.generated += info["generated"]
         dt = time.perf_counter() - t0
