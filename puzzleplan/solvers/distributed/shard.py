@@ -200,12 +200,7 @@ class Shard:
             keys = np.concatenate(later[d]) if later[d] else np.zeros(0, dtype=np.int64)
             buckets.append((*zero, *one, keys))
         info["zero_out"] = sum(int(b[0].shape[0]) for b in buckets)
-        self.expanded += info["expanded"]
-        self.generated += info["generated"]
-        dt = time.perf_counter() - t0
-        self.busy_s += dt
-        info["seconds"] = dt
-        return buckets, info
+        return self._expanded(buckets, info, t0)
 
     def _expand_once(self, work: np.ndarray, info: dict[str, Any], stop: Callable[[], bool] | None,
                      deadline: float | None, t0: float) -> tuple[list[Bucket], dict[str, Any]]:
@@ -230,6 +225,11 @@ class Shard:
         if buckets is None:     # stopped, or a goal ends the search: its successors are not needed
             buckets = [_empty_bucket(W) for _ in range(n)]
             info["zero_out"] = 0
+        return self._expanded(buckets, info, t0)
+
+    def _expanded(self, buckets: list[Bucket], info: dict[str, Any], t0: float
+                  ) -> tuple[list[Bucket], dict[str, Any]]:
+        """The end of ``expand``: the shard's counters and busy time (its rate in the progress)."""
         self.expanded += info["expanded"]
         self.generated += info["generated"]
         dt = time.perf_counter() - t0
