@@ -181,5 +181,6 @@ def owner_hash(K, r) -> np.uint64:  # pragma: no cover - compiled
 def shard_of(h, n) -> np.int64:  # pragma: no cover - compiled
     """``(h >> 32) * n >> 32``: the hash's high half scaled to ``n`` shards (multiply-shift range
     reduction, Lemire 2019).  Not ``h % n``: a 64-bit division per successor was half the cost of
-    routing a round (1.1 of 2 ms per 8-puzzle enumeration, paid by every worker)."""
+    routing a round (1.1 of 2 ms in the enumeration measured in docs/distributed.md, paid by every
+    worker)."""
     return np.int64(((h >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))

@@ -172,21 +172,10 @@ class Shard:
                 info["stopped"] = True
                 break
             Kw = np.ascontiguousarray(work[lo: lo + self.cfg.chunk])
-            if self.routed is not None:
-                r = self.routed(Kw, n, not self.goal_seen, not self.cfg.enumerate_all)
-                K, P, A, step, bounds = r.keys, r.parents, r.actions, r.costs, r.bounds
-                info["expanded"] += r.expanded
-                info["generated"] += r.generated
-                if r.goal_row >= 0:
-                    self.goal_seen = True
-                    info["goal"] = Kw[r.goal_row].copy()
-                    if not self.cfg.enumerate_all:
-                        break
-            else:
-                routed = self._expand_steps(Kw, info)
-                if routed is None:
-                    break
-                K, P, A, step, bounds = routed
+            routed = self._expand_chunk(Kw, info) if self.routed is not None else self._expand_steps(Kw, info)
+            if routed is None:
+                break
+            K, P, A, step, bounds = routed
             for c in range(2 * n):
                 a, b = bounds[c], bounds[c + 1]
                 if b > a:
@@ -210,14 +199,9 @@ class Shard:
         if (stop is not None and stop()) or (deadline is not None and time.time() > deadline):
             info["stopped"] = True
         else:
-            Kw = np.ascontiguousarray(work)
-            r = self.routed(Kw, n, not self.goal_seen, not self.cfg.enumerate_all)
-            info["expanded"], info["generated"] = r.expanded, r.generated
-            if r.goal_row >= 0:
-                self.goal_seen = True
-                info["goal"] = Kw[r.goal_row].copy()
-            if r.goal_row < 0 or self.cfg.enumerate_all:
-                K, P, A, b = r.keys, r.parents, r.actions, r.bounds
+            routed = self._expand_chunk(np.ascontiguousarray(work), info)
+            if routed is not None:
+                K, P, A, _, b = routed
                 buckets = [(K[b[c]:b[c + 1]], P[b[c]:b[c + 1]], A[b[c]:b[c + 1]],
                             K[b[c + 1]:b[c + 2]], P[b[c + 1]:b[c + 2]], A[b[c + 1]:b[c + 2]], _NO_LAYERS)
                            for c in range(0, 2 * n, 2)]
@@ -236,6 +220,21 @@ class Shard:
         self.busy_s += dt
         info["seconds"] = dt
         return buckets, info
+
+    def _expand_chunk(self, Kw: np.ndarray, info: dict[str, Any]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """One chunk of ``expand`` in the kernel's compiled round (``Kernel.expand_routed``): the
+        successors' keys, parents' keys, actions, costs and groups' bounds, as ``_expand_steps``
+        gives them.  None: a goal was met and the search ends (not enumerating)."""
+        r = self.routed(Kw, self.n, not self.goal_seen, not self.cfg.enumerate_all)
+        info["expanded"] += r.expanded
+        info["generated"] += r.generated
+        if r.goal_row >= 0:
+            self.goal_seen = True
+            info["goal"] = Kw[r.goal_row].copy()
+            if not self.cfg.enumerate_all:
+                return None
+        return r.keys, r.parents, r.actions, r.costs, r.bounds
 
     def _expand_steps(self, Kw: np.ndarray, info: dict[str, Any]
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:

@@ -283,9 +283,7 @@ class Visited:
         one probe per row, where :meth:`unseen` and :meth:`add` take two and a scratch set."""
         assert self.budget is None and not self.runs
         self.table.reserve(sum(int(k.shape[0]) for k, _, _ in parts))
-        cap = self.table.keys.shape[0]
-        self.pk = grow(self.pk, cap, self.pk.shape[0], 0)
-        self.act = grow(self.act, cap, self.act.shape[0], -1)
+        self._fit_parents()
         t = self.table
         if not parts:
             return t.keys[:0].copy()
@@ -299,9 +297,7 @@ class Visited:
     def _insert(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
         first = self.table.size
         ids, _ = self.table.insert(K)
-        cap = self.table.keys.shape[0]
-        self.pk = grow(self.pk, cap, self.pk.shape[0], 0)
-        self.act = grow(self.act, cap, self.act.shape[0], -1)
+        self._fit_parents()
         if self.table.size - first == K.shape[0]:
             # all new (the callers' contract): their ids are the next ones in order, so two block
             # copies instead of two scatters
@@ -310,6 +306,12 @@ class Visited:
         else:
             self.pk[ids] = P
             self.act[ids] = A
+
+    def _fit_parents(self) -> None:
+        """Parent keys and actions with a row for every id the table has room for."""
+        cap = self.table.keys.shape[0]
+        self.pk = grow(self.pk, cap, self.pk.shape[0], 0)
+        self.act = grow(self.act, cap, self.act.shape[0], -1)
 
     def spill(self) -> None:
         """Write the table as one sorted run and start an empty table.
