@@ -12,7 +12,9 @@ Reported per worker count: every rate, the median, and the median of the per-rou
 worker (each ratio from two runs side by side).  Also the ratio of the best runs: on this VM the
 one-worker rate of a short search swings from one process to the next (27 to 43 ms for the
 8-puzzle), which moves the per-round ratios with it; the fastest run of each column is the
-steadier figure (docs/distributed.md).  Load (``uptime``) before and after.
+steadier figure (docs/distributed.md).  Each run starts after a pause of ``PAUSE_S``: the thread
+executor's compiled layers leave numba's OpenMP workers spinning for about 5 ms, which would
+slow a one-worker run that followed at once.  Load (``uptime``) before and after.
 
 The tasks: the 8-puzzle's whole space (``--enumerate``: 181,440 states, 31 layers, about a tenth
 of a second per run -- the case where per-layer costs show) and Kwirk floor 2-3's first 3.73 M
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
 from pathlib import Path
 
 from puzzleplan import api
@@ -36,8 +39,12 @@ TASKS = {
 }
 
 
+PAUSE_S = 0.05   # before each run: numba's OpenMP workers spin about 5 ms after a parallel call
+
+
 def rate(loaded: api.Loaded, workers: int, executor: str, kernel: str, max_states: int | None,
          enumerate_all: bool) -> tuple[float, dict]:
+    time.sleep(PAUSE_S)   # so that a run never shares the cores with the last one's spinning workers
     r = api.solve(loaded, "dbfs", Limits(max_states=max_states), kernel=kernel, workers=workers,
                   executor=executor if workers > 1 or executor == "ray" else "local",
                   enumerate_all=enumerate_all)

@@ -25,6 +25,7 @@ from .drivers.dbfs_expand import (
     DBFS_GOAL_ROW,
     DBFS_INFO,
 )
+from .drivers.dbfs_layer import LAYER_BAD_ROW, LAYER_FIRST
 from .npkernel import DomainError, NumpyKernel
 from .packing import Layout, group_arrays, layout_for, pack_np, unpack_np
 
@@ -184,6 +185,20 @@ class CompiledKernel(Kernel):
                               "a variable's domain")
         return Routed(K, P, A, cost, bounds, int(info[DBFS_GOAL_ROW]), int(info[DBFS_EXPANDED]),
                       int(info[DBFS_GENERATED]))
+
+    def expand_layer(self, tables: tuple, incoming: tuple, find: np.ndarray, stop_at_goal: bool,
+                     limit: int, out: tuple, info: np.ndarray) -> None:
+        """Every shard's part of a bfs layer at once, the shards in parallel: store what each was
+        sent, expand up to ``limit`` of its new states and group their successors by owner
+        (``drivers/dbfs_layer.py`` gives the arguments: ``tables`` = SLOTS, KEYS, PKS, ACTS and
+        ``incoming`` = IK, IP, IA, IB and ``out`` = OK, OP, OA, OC, OB, numba typed lists with one
+        entry per shard).  A domain violation is raised as ``expand_routed`` raises it."""
+        rows = max(1, _ROUTED_BYTES // (8 * max(1, self.n_vars)))
+        self._mod.dbfs_layer(*tables, *incoming, self._tabs, self._lo, self._hi, self.costs, find,
+                             stop_at_goal, rows, limit, *out, info)
+        for j in np.flatnonzero(info[:, LAYER_BAD_ROW] >= 0):
+            first = int(info[j, LAYER_FIRST]) + int(info[j, LAYER_BAD_ROW])
+            self.expand_routed(tables[1][j][first: first + 1], len(info), False, False)
 
     def heuristic(self, S: np.ndarray) -> np.ndarray:
         S = np.ascontiguousarray(S, dtype=np.int64)

@@ -20,7 +20,7 @@ import ast
 from functools import cache
 from pathlib import Path
 
-NAMES = ("bfs_run", "idastar_dfs", "dbfs_expand")
+NAMES = ("bfs_run", "idastar_dfs", "dbfs_expand", "dbfs_layer")
 """Every driver, in the order they go into a kernel module."""
 
 _HERE = Path(__file__).parent

@@ -44,3 +44,9 @@ def canon_pack(S: Any, K: Any) -> None:
 def unpack_rows(KEYS: Any, ids: Any, S: Any) -> None:
     """Decode the stored keys of the state ids ``ids`` into the rows of ``S``."""
     raise _stub("unpack_rows")  # pragma: no cover - never called
+
+
+def dbfs_expand(KW: Any, TABS: Any, LO: Any, HI: Any, COSTS: Any, n_shards: int, find_goal: bool,
+                stop_at_goal: bool, rows: int, info: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """The driver of ``dbfs_expand.py``, which the kernel module holds beside the driver calling it."""
+    raise _stub("dbfs_expand")  # pragma: no cover - never called

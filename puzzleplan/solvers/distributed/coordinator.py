@@ -383,6 +383,7 @@ class _Run:
             expanded=self.expanded, generated=self.generated, states=self.states, layers=list(self.layers),
             workers=n, executor=self.ex.kind, order=self.cfg.order, startup_s=round(self.startup_s, 3),
             worker_expanded=[int(f["expanded"]) for f in figs], one_call_layers=self.one_call_layers,
+            compiled_layers=getattr(self.ex, "compiled_layers", 0),
             spill_bytes=sum(int(f["spilled_bytes"]) for f in figs),
             spill_runs=sum(int(f["runs"]) for f in figs))
         if self.cfg.bound is not None:

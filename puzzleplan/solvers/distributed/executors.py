@@ -108,6 +108,36 @@ class ThreadExecutor(LocalExecutor):
         for f in [self.pool.submit(time.sleep, 0.001) for _ in range(self.threads)]:
             f.result()
         self._work = 0     # successors or states the next call will handle, from the last infos
+        self._zero = 0     # zero-cost successors the last call made
+        self._generated = 0
+        self.rounds = _compiled_rounds(kernel, self.shards)
+
+    @property
+    def compiled_layers(self) -> int:
+        return self.rounds.layers if self.rounds is not None else 0
+
+    def open_layer(self, save_dir: str, step: int, deadline: float | None, stop: Callable[[], bool],
+                   key: int | None = None) -> list[dict[str, Any]]:
+        self._materialise()
+        return super().open_layer(save_dir, step, deadline, stop, key)
+
+    def settle(self, final: bool, deadline: float | None, stop: Callable[[], bool],
+               open_next: bool = False) -> list[dict[str, Any]]:
+        """A layer closed and the next opened (``open_next``) runs as one parallel compiled call
+        where ``compiled_round.CompiledRounds.applies``; anything else as per-shard calls."""
+        r = self.rounds
+        if open_next and r is not None and r.applies(self._buckets, self._zero, self._generated):
+            infos = r.run(self._buckets, deadline, stop)
+            if infos is not None:
+                self._buckets = None    # the compiled call's outputs stand for them
+                self._note(infos)
+                return infos
+        self._materialise()
+        return super().settle(final, deadline, stop, open_next)
+
+    def _materialise(self) -> None:
+        if self._buckets is None and self.rounds is not None and self.rounds.layers:
+            self._buckets = self.rounds.buckets()
 
     def _map(self, calls: list[Callable[[], Any]]) -> list[Any]:
         """Run the calls at once; every one has ended before this returns or re-raises the first
@@ -146,13 +176,30 @@ class ThreadExecutor(LocalExecutor):
         return out
 
     def _keep(self, out: list[tuple[list[Any], dict[str, Any]]]) -> list[dict[str, Any]]:
-        infos = super()._keep(out)
+        return self._note(super()._keep(out))
+
+    def _note(self, infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
         self._work = sum(i["generated"] + i["left"] + i.get("fresh", 0) for i in infos)
+        self._zero = sum(i.get("zero_out", 0) for i in infos)
+        self._generated = sum(i["generated"] for i in infos)
         return infos
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
         super().close()
+
+
+def _compiled_rounds(kernel: Kernel, shards: list[Shard]) -> Any:
+    """The parallel compiled layer for these shards, where the kernel has it and it is safe here
+    (``compiled_round.usable``); None otherwise."""
+    from . import compiled_round
+
+    if len(shards) < 2 or not hasattr(kernel, "expand_layer") or not compiled_round.usable() \
+            or any(s.routed is None or s.layered for s in shards):
+        return None
+    rounds = compiled_round.CompiledRounds(kernel, shards)
+    rounds.warm()
+    return rounds if compiled_round.usable() else None
 
 
 class ShardActor:

@@ -1,0 +1,213 @@
+"""A bfs layer of every shard in one parallel compiled call, for shards that live in this process.
+
+Why: the thread executor's shards met twice per layer, and each meeting woke a sleeping thread
+on the other core and passed the interpreter lock between the shards' Python steps; on the VM
+of docs/distributed.md that cost about 60 µs a layer, so layers of a few thousand states took
+two workers as long as one.  ``Kernel.expand_layer`` (``encodings/drivers/dbfs_layer.py``) does
+what ``Shard.settle_open``'s fast path does -- store the successors each shard was sent, expand
+its new states, group theirs by owner -- for all shards in one ``prange`` loop: no interpreter
+lock inside, and numba's workers wait for the next layer spinning.
+
+It applies where ``settle_open``'s fast path does (bfs layers, no spill, no checkpoint, no
+zero-cost successors arriving) and the new states of a shard are expanded in rounds of at most
+``ROUND_STATES``; anything else takes the per-shard calls, and the buckets pass between the two
+paths.  The shards' tables stay theirs: the call writes into their arrays (numba typed lists
+hold them) and a table that grows is handed back.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...encodings.drivers.dbfs_layer import (
+    LAYER_EXPANDED,
+    LAYER_FIRST,
+    LAYER_GENERATED,
+    LAYER_GOAL_ROW,
+    LAYER_GREW,
+    LAYER_INFO,
+    LAYER_SIZE,
+    LAYER_ZERO_OUT,
+)
+from ...encodings.kernel import Kernel
+from ..visited import ID32, capacity_for
+from .shard import _NO_LAYERS, Bucket, Shard, _empty
+
+ROUND_STATES = 1 << 17   # new states a shard expands per call (the clock is read between calls)
+_LAUNCHED: list[int] = []   # the process that started numba's parallel workers (see usable)
+
+
+def usable() -> bool:
+    """Whether a parallel compiled call is safe here: numba's workers are OpenMP's or TBB's (the
+    workqueue layer aborts the process when two threads call it at once, and its workers sleep,
+    which is what this path avoids), and not inherited through a fork (GNU OpenMP's workers do not
+    survive one: numba ends the child)."""
+    try:
+        import numba
+
+        layer = numba.threading_layer()
+    except (ImportError, ValueError):   # ValueError: no parallel call has started the workers yet
+        return not _LAUNCHED or _LAUNCHED[0] == os.getpid()
+    if _LAUNCHED and _LAUNCHED[0] != os.getpid():
+        return False
+    return layer in ("omp", "tbb")
+
+
+class CompiledRounds:
+    """The typed lists the compiled layer reads and writes, kept from layer to layer (building them
+    costs about 14 µs each, an entry set 1 µs), and the shards' state around each call."""
+
+    def __init__(self, kernel: Kernel, shards: list[Shard]):
+        from numba.typed import List
+
+        self.kernel, self.shards, self.n = kernel, shards, len(shards)
+        W = kernel.n_words
+        self.W = W
+        t = [s.visited for s in shards]
+        self.tables = (List([v.table.slots for v in t]), List([v.table.keys for v in t]),
+                       List([v.pk for v in t]), List([v.act for v in t]))
+        self._seen = [[v.table.slots, v.table.keys, v.pk, v.act] for v in t]   # what the lists hold
+        k0 = np.zeros((0, W), dtype=np.uint64)
+        a0 = np.zeros(0, dtype=np.int32)
+        c0 = np.zeros(0, dtype=np.int64)
+        b0 = np.zeros(2 * self.n + 1, dtype=np.int64)
+        # two sets of outputs: a layer reads the set the layer before wrote
+        self.outs = [(List([k0] * self.n), List([k0] * self.n), List([a0] * self.n), List([c0] * self.n),
+                      List([b0] * self.n)) for _ in range(2)]
+        self.parity = 0
+        self.info = np.zeros((self.n, LAYER_INFO), dtype=np.int64)
+        self.find = np.zeros(self.n, dtype=np.int8)
+        self.layers = 0      # layers run here (stats)
+
+    def warm(self) -> None:
+        """Compile (or load from numba's cache) the parallel layer and start its workers now, not in
+        the first layer: a call with nothing arriving."""
+        self._sync_in()
+        ins = self.outs[self.parity]
+        self._call((ins[0], ins[1], ins[2], ins[4]), 0)
+        if not _LAUNCHED:
+            _LAUNCHED.append(os.getpid())
+
+    def applies(self, buckets: list[list[Bucket]] | None, zero_out: int, generated: int) -> bool:
+        """Whether the next layer can run here: every shard on ``settle_open``'s fast path, no
+        zero-cost successor arriving, and every table's ids still int32 after it grows."""
+        for s in self.shards:
+            v = s.visited
+            if v.budget is not None or s.cfg.keep_delta or s._batches or s.prepared is not None \
+                    or s.work.shape[0] or s.routed is None or s.layered:
+                return False
+            if v.table.slots.dtype != np.int32 or capacity_for(v.table.size + generated) * 2 > ID32:
+                return False
+        if buckets is None:
+            return not zero_out
+        return not any(b[0].shape[0] for row in buckets for b in row)
+
+    def run(self, buckets: list[list[Bucket]] | None, deadline: float | None,
+            stop: Callable[[], bool] | None) -> list[dict[str, Any]] | None:
+        """The layer, as ``Shard.settle_open`` on every shard would give its infos; None when the
+        clock says stop before it starts (the per-shard path then reports it)."""
+        if (stop is not None and stop()) or (deadline is not None and time.time() > deadline):
+            return None
+        ins = self._incoming(buckets)
+        t0 = time.perf_counter()
+        self._sync_in()
+        limit = min(ROUND_STATES, self.shards[0].cfg.round)
+        self._call(ins, limit)
+        dt = time.perf_counter() - t0
+        return self._sync_out(limit, dt)
+
+    def buckets(self) -> list[list[Bucket]]:
+        """The last layer's successors as the per-shard path's buckets (views of the outputs)."""
+        K, P, A, _, B = self.outs[self.parity]
+        out = []
+        for i in range(self.n):
+            k, p, a, b = K[i], P[i], A[i], B[i]
+            out.append([(k[b[2 * j]: b[2 * j + 1]], p[b[2 * j]: b[2 * j + 1]], a[b[2 * j]: b[2 * j + 1]],
+                         k[b[2 * j + 1]: b[2 * j + 2]], p[b[2 * j + 1]: b[2 * j + 2]],
+                         a[b[2 * j + 1]: b[2 * j + 2]], _NO_LAYERS) for j in range(self.n)])
+        return out
+
+    # ------------------------------------------------------------------ inside
+    def _call(self, ins: tuple, limit: int) -> None:
+        import numba
+
+        before = numba.get_num_threads()
+        numba.set_num_threads(max(1, min(self.n, numba.config.NUMBA_NUM_THREADS)))
+        out = self.outs[1 - self.parity]
+        try:
+            stop_at_goal = not self.shards[0].cfg.enumerate_all
+            self.kernel.expand_layer(self.tables, ins, self.find, stop_at_goal, limit, out, self.info)
+        finally:
+            numba.set_num_threads(before)
+        self.parity = 1 - self.parity
+
+    def _incoming(self, buckets: list[list[Bucket]] | None) -> tuple:
+        """The arriving successors: the last compiled layer's outputs as they are, or the per-shard
+        path's buckets joined per sending shard (cost-paying groups only: ``applies`` checked that
+        the zero-cost ones are empty)."""
+        if buckets is None:
+            K, P, A, _, B = self.outs[self.parity]
+            return K, P, A, B
+        from numba.typed import List
+
+        ks, ps, as_, bs = [], [], [], []
+        for row in buckets:
+            sizes = [int(b[3].shape[0]) for b in row]
+            bounds = np.zeros(2 * self.n + 1, dtype=np.int64)
+            bounds[2::2] = np.cumsum(sizes)
+            bounds[1:-1:2] = bounds[:-2:2]
+            ks.append(np.concatenate([b[3] for b in row]) if row else np.zeros((0, self.W), dtype=np.uint64))
+            ps.append(np.concatenate([b[4] for b in row]) if row else np.zeros((0, self.W), dtype=np.uint64))
+            as_.append(np.concatenate([b[5].astype(np.int32, copy=False) for b in row]))
+            bs.append(bounds)
+        return List(ks), List(ps), List(as_), List(bs)
+
+    def _sync_in(self) -> None:
+        """Hand the lists any table array the shards replaced since the last call; the sizes."""
+        for j, s in enumerate(self.shards):
+            v = s.visited
+            now = (v.table.slots, v.table.keys, v.pk, v.act)
+            seen = self._seen[j]
+            for c in range(4):
+                if now[c] is not seen[c]:
+                    self.tables[c][j] = now[c]
+                    seen[c] = now[c]
+            self.info[j, LAYER_SIZE] = v.table.size
+            self.find[j] = 0 if s.goal_seen else 1
+
+    def _sync_out(self, limit: int, dt: float) -> list[dict[str, Any]]:
+        infos = []
+        res = self.info
+        for j, s in enumerate(self.shards):
+            v = s.visited
+            if res[j, LAYER_GREW]:
+                got = [self.tables[c][j] for c in range(4)]
+                v.table.slots, v.table.keys, v.pk, v.act = got
+                self._seen[j] = got
+            first, size = int(res[j, LAYER_FIRST]), int(res[j, LAYER_SIZE])
+            v.table.size = size
+            s._version += 1
+            fresh = size - first
+            m = min(fresh, limit)
+            s.work = v.table.keys[first + m: size].copy() if fresh > m else _empty(self.W)
+            s.frontier = _empty(self.W)
+            e, g = int(res[j, LAYER_EXPANDED]), int(res[j, LAYER_GENERATED])
+            s.expanded += e
+            s.generated += g
+            s.busy_s += dt
+            info: dict[str, Any] = {"goal": None, "expanded": e, "generated": g, "stopped": False,
+                                    "left": fresh - m, "inconsistent": 0, "pruned": 0,
+                                    "zero_out": int(res[j, LAYER_ZERO_OUT]), "seconds": dt}
+            row = int(res[j, LAYER_GOAL_ROW])
+            if row >= 0:
+                s.goal_seen = True
+                info["goal"] = v.table.keys[first + row].copy()
+            info.update(layer=fresh, saved="", figures=s.figures(), new=0, fresh=fresh)
+            infos.append(info)
+        self.layers += 1
+        return infos
