@@ -194,8 +194,9 @@ class CompiledKernel(Kernel):
         ``incoming`` = IK, IP, IA, IB and ``out`` = OK, OP, OA, OC, OB, numba typed lists with one
         entry per shard).  A domain violation is raised as ``expand_routed`` raises it."""
         rows = max(1, _ROUTED_BYTES // (8 * max(1, self.n_vars)))
-        self._mod.dbfs_layer(*tables, *incoming, self._tabs, self._lo, self._hi, self.costs, find,
-                             stop_at_goal, rows, limit, *out, info)
+        if not self._mod.dbfs_layer(*tables, *incoming, self._tabs, self._lo, self._hi, self.costs, find,
+                                    stop_at_goal, rows, limit, *out, info):
+            return
         for j in np.flatnonzero(info[:, LAYER_BAD_ROW] >= 0):
             first = int(info[j, LAYER_FIRST]) + int(info[j, LAYER_BAD_ROW])
             self.expand_routed(tables[1][j][first: first + 1], len(info), False, False)

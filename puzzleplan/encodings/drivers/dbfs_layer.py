@@ -20,7 +20,8 @@ yet is stored (the first of repeats) and becomes one of the layer's new states, 
 ``INFO[j, LAYER_FIRST]`` on; the first ``limit`` of them are expanded into ``OK[j]``, ``OP[j]``,
 ``OA[j]``, ``OC[j]``, ``OB[j]`` (``dbfs_expand``'s outputs).  ``FIND[j]``: look for a goal among
 them; ``stop_at_goal``: and expand nothing after it.  ``INFO[j]`` by the ``LAYER_*`` indices (the
-caller sets ``LAYER_SIZE`` to the table's size before the call).
+caller sets ``LAYER_SIZE`` to the table's size before the call).  Returns how many shards met a
+successor outside a variable's domain (``LAYER_BAD_ROW``).
 """
 
 import numpy as np
@@ -51,12 +52,17 @@ LAYER_INFO = 9
 
 @njit(cache=True, nogil=True, parallel=True)
 def dbfs_layer(SLOTS, KEYS, PKS, ACTS, IK, IP, IA, IB, TABS, LO, HI, COSTS,  # pragma: no cover - compiled
-               FIND, stop_at_goal, rows, limit, OK, OP, OA, OC, OB, INFO) -> None:
+               FIND, stop_at_goal, rows, limit, OK, OP, OA, OC, OB, INFO) -> int:
     # the body is a call: numba's parfor pass hoists what looks loop-invariant out of a prange
     # body (a scratch array allocated per shard would be shared by the threads)
     for j in prange(len(SLOTS)):
         dbfs_layer_shard(np.int64(j), SLOTS, KEYS, PKS, ACTS, IK, IP, IA, IB, TABS, LO, HI, COSTS,
                          FIND, stop_at_goal, rows, limit, OK, OP, OA, OC, OB, INFO)
+    bad = 0
+    for j in range(len(SLOTS)):
+        if INFO[j, LAYER_BAD_ROW] >= 0:
+            bad += 1
+    return bad
 
 
 @njit(cache=True, nogil=True)

@@ -83,11 +83,14 @@ class CompiledRounds:
         self.info = np.zeros((self.n, LAYER_INFO), dtype=np.int64)
         self.find = np.zeros(self.n, dtype=np.int8)
         self.layers = 0      # layers run here (stats)
+        self.stop_at_goal = not shards[0].cfg.enumerate_all
+        self._threads_before: int | None = None
 
     def warm(self) -> None:
         """Compile (or load from numba's cache) the parallel layer and start its workers now, not in
         the first layer: a call with nothing arriving."""
         self._sync_in()
+        self.threads()
         ins = self.outs[self.parity]
         self._call((ins[0], ins[1], ins[2], ins[4]), 0)
         if not _LAUNCHED:
@@ -134,17 +137,26 @@ class CompiledRounds:
 
     # ------------------------------------------------------------------ inside
     def _call(self, ins: tuple, limit: int) -> None:
+        out = self.outs[1 - self.parity]
+        self.kernel.expand_layer(self.tables, ins, self.find, self.stop_at_goal, limit, out, self.info)
+        self.parity = 1 - self.parity
+
+    def threads(self) -> None:
+        """numba's workers for this thread's parallel calls: one per shard, at most numba's number
+        (more would wait, spinning, for shards there are not); ``close`` sets the number back."""
         import numba
 
-        before = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(self.n, numba.config.NUMBA_NUM_THREADS)))
-        out = self.outs[1 - self.parity]
-        try:
-            stop_at_goal = not self.shards[0].cfg.enumerate_all
-            self.kernel.expand_layer(self.tables, ins, self.find, stop_at_goal, limit, out, self.info)
-        finally:
-            numba.set_num_threads(before)
-        self.parity = 1 - self.parity
+        want = max(1, min(self.n, numba.config.NUMBA_NUM_THREADS))
+        if self._threads_before is None and numba.get_num_threads() != want:
+            self._threads_before = numba.get_num_threads()
+            numba.set_num_threads(want)
+
+    def close(self) -> None:
+        if self._threads_before is not None:
+            import numba
+
+            numba.set_num_threads(self._threads_before)
+            self._threads_before = None
 
     def _incoming(self, buckets: list[list[Bucket]] | None) -> tuple:
         """The arriving successors: the last compiled layer's outputs as they are, or the per-shard

@@ -186,6 +186,8 @@ class ThreadExecutor(LocalExecutor):
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
+        if self.rounds is not None:
+            self.rounds.close()
         super().close()
 
 
@@ -199,7 +201,10 @@ def _compiled_rounds(kernel: Kernel, shards: list[Shard]) -> Any:
         return None
     rounds = compiled_round.CompiledRounds(kernel, shards)
     rounds.warm()
-    return rounds if compiled_round.usable() else None
+    if compiled_round.usable():
+        return rounds
+    rounds.close()
+    return None
 
 
 class ShardActor:
