@@ -193,13 +193,28 @@ class CompiledKernel(Kernel):
         (``drivers/dbfs_layer.py`` gives the arguments: ``tables`` = SLOTS, KEYS, PKS, ACTS and
         ``incoming`` = IK, IP, IA, IB and ``out`` = OK, OP, OA, OC, OB, numba typed lists with one
         entry per shard).  A domain violation is raised as ``expand_routed`` raises it."""
-        rows = max(1, _ROUTED_BYTES // (8 * max(1, self.n_vars)))
-        if not self._mod.dbfs_layer(*tables, *incoming, self._tabs, self._lo, self._hi, self.costs, find,
-                                    stop_at_goal, rows, limit, *out, info):
+        args = self._layer_args(tables, incoming, find, stop_at_goal, limit, out, info)
+        if not self._mod.dbfs_layer(*args):
             return
         for j in np.flatnonzero(info[:, LAYER_BAD_ROW] >= 0):
             first = int(info[j, LAYER_FIRST]) + int(info[j, LAYER_BAD_ROW])
             self.expand_routed(tables[1][j][first: first + 1], len(info), False, False)
+
+    def compile_layer(self, tables: tuple, incoming: tuple, find: np.ndarray, stop_at_goal: bool,
+                      limit: int, out: tuple, info: np.ndarray) -> None:
+        """Compile (or load from numba's cache) ``expand_layer`` for these argument types without
+        running it: a compile child may not start numba's parallel workers (a fork of a process
+        whose OpenMP workers run cannot; ``solvers/distributed/compiled_round.py``)."""
+        import numba
+
+        args = self._layer_args(tables, incoming, find, stop_at_goal, limit, out, info)
+        self._mod.dbfs_layer.compile(tuple(numba.typeof(a) for a in args))
+
+    def _layer_args(self, tables: tuple, incoming: tuple, find: np.ndarray, stop_at_goal: bool, limit: int,
+                    out: tuple, info: np.ndarray) -> tuple:
+        rows = max(1, _ROUTED_BYTES // (8 * max(1, self.n_vars)))
+        return (*tables, *incoming, self._tabs, self._lo, self._hi, self.costs, find, stop_at_goal, rows,
+                limit, *out, info)
 
     def heuristic(self, S: np.ndarray) -> np.ndarray:
         S = np.ascontiguousarray(S, dtype=np.int64)

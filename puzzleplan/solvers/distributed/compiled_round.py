@@ -23,6 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numba import njit
+from numba.typed import List
 
 from ...encodings.drivers.dbfs_layer import (
     LAYER_EXPANDED,
@@ -37,6 +39,29 @@ from ...encodings.drivers.dbfs_layer import (
 from ...encodings.kernel import Kernel
 from ..visited import ID32, capacity_for
 from .shard import _NO_LAYERS, Bucket, Shard, _empty
+
+# numba's typed lists hold the arrays; they are made, read and written only here, in compiled
+# functions numba caches on disk: from Python, each typed-list method is compiled again in every
+# process, per element type (0.1-0.3 s each, half a second before a run's first layer)
+
+
+@njit(cache=True)
+def as_list(items):  # noqa: ANN001, ANN201 - compiled  # pragma: no cover
+    out = List()
+    for x in items:
+        out.append(x)
+    return out
+
+
+@njit(cache=True)
+def entry(items, j):  # noqa: ANN001, ANN201 - compiled  # pragma: no cover
+    return items[j]
+
+
+@njit(cache=True)
+def set_entry(items, j, x) -> None:  # noqa: ANN001 - compiled  # pragma: no cover
+    items[j] = x
+
 
 ROUND_STATES = 1 << 17   # new states a shard expands per call (the clock is read between calls)
 _LAUNCHED: list[int] = []   # the process that started numba's parallel workers (see usable)
@@ -63,22 +88,19 @@ class CompiledRounds:
     costs about 14 µs each, an entry set 1 µs), and the shards' state around each call."""
 
     def __init__(self, kernel: Kernel, shards: list[Shard]):
-        from numba.typed import List
-
         self.kernel, self.shards, self.n = kernel, shards, len(shards)
         W = kernel.n_words
         self.W = W
         t = [s.visited for s in shards]
-        self.tables = (List([v.table.slots for v in t]), List([v.table.keys for v in t]),
-                       List([v.pk for v in t]), List([v.act for v in t]))
+        self.tables = (as_list(tuple(v.table.slots for v in t)), as_list(tuple(v.table.keys for v in t)),
+                       as_list(tuple(v.pk for v in t)), as_list(tuple(v.act for v in t)))
         self._seen = [[v.table.slots, v.table.keys, v.pk, v.act] for v in t]   # what the lists hold
         k0 = np.zeros((0, W), dtype=np.uint64)
         a0 = np.zeros(0, dtype=np.int32)
         c0 = np.zeros(0, dtype=np.int64)
         b0 = np.zeros(2 * self.n + 1, dtype=np.int64)
         # two sets of outputs: a layer reads the set the layer before wrote
-        self.outs = [(List([k0] * self.n), List([k0] * self.n), List([a0] * self.n), List([c0] * self.n),
-                      List([b0] * self.n)) for _ in range(2)]
+        self.outs = [tuple(as_list((x,) * self.n) for x in (k0, k0, a0, c0, b0)) for _ in range(2)]
         self.parity = 0
         self.info = np.zeros((self.n, LAYER_INFO), dtype=np.int64)
         self.find = np.zeros(self.n, dtype=np.int8)
@@ -95,6 +117,13 @@ class CompiledRounds:
         self._call((ins[0], ins[1], ins[2], ins[4]), 0)
         if not _LAUNCHED:
             _LAUNCHED.append(os.getpid())
+
+    def compile(self) -> None:
+        """Only compile the parallel layer (into numba's disk cache), starting no worker: what a
+        compile child does for a later run (``coordinator.solve`` with one state)."""
+        ins = self.outs[self.parity]
+        self.kernel.compile_layer(self.tables, (ins[0], ins[1], ins[2], ins[4]), self.find,
+                                  self.stop_at_goal, 0, self.outs[1 - self.parity], self.info)
 
     def applies(self, buckets: list[list[Bucket]] | None, zero_out: int, generated: int) -> bool:
         """Whether the next layer can run here: every shard on ``settle_open``'s fast path, no
@@ -129,7 +158,7 @@ class CompiledRounds:
         K, P, A, _, B = self.outs[self.parity]
         out = []
         for i in range(self.n):
-            k, p, a, b = K[i], P[i], A[i], B[i]
+            k, p, a, b = entry(K, i), entry(P, i), entry(A, i), entry(B, i)
             out.append([(k[b[2 * j]: b[2 * j + 1]], p[b[2 * j]: b[2 * j + 1]], a[b[2 * j]: b[2 * j + 1]],
                          k[b[2 * j + 1]: b[2 * j + 2]], p[b[2 * j + 1]: b[2 * j + 2]],
                          a[b[2 * j + 1]: b[2 * j + 2]], _NO_LAYERS) for j in range(self.n)])
@@ -165,8 +194,6 @@ class CompiledRounds:
         if buckets is None:
             K, P, A, _, B = self.outs[self.parity]
             return K, P, A, B
-        from numba.typed import List
-
         ks, ps, as_, bs = [], [], [], []
         for row in buckets:
             sizes = [int(b[3].shape[0]) for b in row]
@@ -177,7 +204,7 @@ class CompiledRounds:
             ps.append(np.concatenate([b[4] for b in row]) if row else np.zeros((0, self.W), dtype=np.uint64))
             as_.append(np.concatenate([b[5].astype(np.int32, copy=False) for b in row]))
             bs.append(bounds)
-        return List(ks), List(ps), List(as_), List(bs)
+        return as_list(tuple(ks)), as_list(tuple(ps)), as_list(tuple(as_)), as_list(tuple(bs))
 
     def _sync_in(self) -> None:
         """Hand the lists any table array the shards replaced since the last call; the sizes."""
@@ -187,7 +214,7 @@ class CompiledRounds:
             seen = self._seen[j]
             for c in range(4):
                 if now[c] is not seen[c]:
-                    self.tables[c][j] = now[c]
+                    set_entry(self.tables[c], j, now[c])
                     seen[c] = now[c]
             self.info[j, LAYER_SIZE] = v.table.size
             self.find[j] = 0 if s.goal_seen else 1
@@ -198,7 +225,7 @@ class CompiledRounds:
         for j, s in enumerate(self.shards):
             v = s.visited
             if res[j, LAYER_GREW]:
-                got = [self.tables[c][j] for c in range(4)]
+                got = [entry(self.tables[c], j) for c in range(4)]
                 v.table.slots, v.table.keys, v.pk, v.act = got
                 self._seen[j] = got
             first, size = int(res[j, LAYER_FIRST]), int(res[j, LAYER_SIZE])

@@ -17,7 +17,15 @@ from ...lang.errors import EXIT_OUTPUT, OptionError, PuzzleError
 from ..plan import concretise
 from ..result import Clock, Limits, Result
 from . import checkpoint as ckpt
-from .executors import LocalExecutor, RayExecutor, Stopped, ThreadExecutor, WorkerLost, wall_deadline
+from .executors import (
+    LocalExecutor,
+    RayExecutor,
+    Stopped,
+    ThreadExecutor,
+    WorkerLost,
+    compile_layer,
+    wall_deadline,
+)
 from .keys import owner
 from .keys import release as release_scratch
 from .shard import CHUNK, ORDERS, ROUND, ShardConfig
@@ -64,7 +72,10 @@ def solve(kernel: Kernel, limits: Limits, workers: int = 1, executor: str = "aut
         raise OptionError("--resume needs --checkpoint DIR (the directory of the run to continue)")
     if limits.max_states == 1:
         # api.solve's compile warm-up (a forked child runs the engine for one state): nothing to
-        # distribute, spill or save there
+        # distribute, spill or save there; the thread executor's parallel layer is compiled
+        if workers > 1 and executor in ("auto", "threads") and not ray_address:
+            compile_layer(kernel, ShardConfig(n_shards=workers, enumerate_all=enumerate_all, order=order,
+                                              bound=bound))
         workers, executor, ray_address, spill_dir, checkpoint, resume = 1, "local", "", "", "", False
     # auto: a Ray address means the cluster; otherwise threads (one machine: no actor start-up, a
     # thread hand-off per round instead of a Ray call, docs/distributed.md "Measured")

@@ -191,6 +191,20 @@ class ThreadExecutor(LocalExecutor):
         super().close()
 
 
+def compile_layer(kernel: Kernel, cfg: ShardConfig) -> None:
+    """Compile the thread executor's parallel layer for ``cfg.n_shards`` shards, without running it:
+    a compile child's one-state run (see ``coordinator.solve``) uses one worker, and the first
+    real run would otherwise compile it inside its time limit."""
+    from . import compiled_round
+
+    if cfg.n_shards < 2 or not hasattr(kernel, "expand_layer") or cfg.order != "bfs":
+        return
+    shards = [Shard(i, kernel, cfg) for i in range(cfg.n_shards)]
+    if any(s.routed is None for s in shards):
+        return
+    compiled_round.CompiledRounds(kernel, shards).compile()
+
+
 def _compiled_rounds(kernel: Kernel, shards: list[Shard]) -> Any:
     """The parallel compiled layer for these shards, where the kernel has it and it is safe here
     (``compiled_round.usable``); None otherwise."""
@@ -366,4 +380,4 @@ def wall_deadline(clock_deadline: float | None) -> float | None:
 
 
 __all__ = ["LocalExecutor", "RayExecutor", "ShardActor", "Stopped", "ThreadExecutor", "WorkerLost",
-           "wall_deadline"]
+           "compile_layer", "wall_deadline"]
