@@ -14,9 +14,7 @@ one-worker rate of a short search swings from one process to the next (27 to 43 
 8-puzzle), which moves the per-round ratios with it; the fastest run of each column is the
 steadier figure (docs/distributed.md).  Each run starts after a pause of ``PAUSE_S``: the thread
 executor's compiled layers leave numba's OpenMP workers spinning for about 5 ms, which would
-slow a one-worker run that followed at once.  Before each round, ``machine_probe``: the time of
-two copies of a fixed job on two threads over one copy's (1.0 on two free cores), the machine's
-own two-thread capacity then.  Load (``uptime``) before and after.
+slow a one-worker run that followed at once.  Load (``uptime``) before and after.
 
 The tasks: the 8-puzzle's whole space (``--enumerate``: 181,440 states, 31 layers, about a tenth
 of a second per run -- the case where per-layer costs show) and Kwirk floor 2-3's first 3.73 M
@@ -25,13 +23,10 @@ states (``--max-states 4000000``: large layers).
 
 from __future__ import annotations
 
-import functools
 import statistics
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
 
 from puzzleplan import api
 from puzzleplan.bench.scripting import parser, uptime, write_json
@@ -45,42 +40,6 @@ TASKS = {
 
 
 PAUSE_S = 0.05   # before each run: numba's OpenMP workers spin about 5 ms after a parallel call
-
-
-def _chain(n: int) -> float:  # compiled below: a dependent arithmetic chain, no memory traffic
-    x = 0.0
-    for i in range(n):
-        x = x * 0.999999 + i
-    return x
-
-
-def machine_probe(n: int = 300_000) -> float:
-    """How much longer two copies of one job take on two threads than one copy alone: 1.0 on two
-    free cores, 2.0 on one.  The machine's own two-thread capacity at that moment, beside which
-    the workers' ratio can be read (on this VM it was 1.17-1.32 while nothing else ran)."""
-    one, pair = _probe_jobs()
-    t = time.perf_counter()
-    one(n)
-    alone = time.perf_counter() - t
-    t = time.perf_counter()
-    pair(n, np.zeros(2))
-    return (time.perf_counter() - t) / alone
-
-
-@functools.cache
-def _probe_jobs() -> tuple:
-    from numba import njit, prange
-
-    one = njit(nogil=True)(_chain)
-
-    @njit(parallel=True, nogil=True)
-    def pair(n: int, out: np.ndarray) -> None:
-        for j in prange(2):
-            out[j] = one(n)
-
-    pair(10, np.zeros(2))
-    one(10)
-    return one, pair
 
 
 def rate(loaded: api.Loaded, workers: int, executor: str, kernel: str, max_states: int | None,
@@ -114,17 +73,12 @@ def main(argv: list[str] | None = None) -> int:
                 rate(loaded, w, ex, args.kernel, max_states, enum)
             runs: dict[int, list[float]] = {w: [] for w in counts}
             info: dict[int, dict] = {}
-            probes: list[float] = []
             for _ in range(args.repeat):
-                time.sleep(PAUSE_S)
-                probes.append(machine_probe())
                 for w in counts:
                     r, info[w] = rate(loaded, w, ex, args.kernel, max_states, enum)
                     runs[w].append(r)
             base = runs[counts[0]]
-            row = {"task": name, "executor": ex, "per_workers": {},
-                   "machine_probe": {"median": round(statistics.median(probes), 3),
-                                     "values": [round(x, 3) for x in probes]}}
+            row = {"task": name, "executor": ex, "per_workers": {}}
             for w in counts:
                 ratios = [a / b for a, b in zip(runs[w], base)]
                 row["per_workers"][str(w)] = {
