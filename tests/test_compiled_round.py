@@ -150,3 +150,23 @@ def test_a_forked_child_does_not_use_the_compiled_layer():
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_workers_started_before_the_module_count_as_inherited():
+    """OpenMP workers that ran before compiled_round was imported may belong to a parent process
+    (a fork), so the path is not used then; TBB's survive forks."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, numba\n"
+            "from numba import njit, prange\n"
+            "@njit(parallel=True)\n"
+            "def f(a):\n"
+            "    for i in prange(2):\n"
+            "        a[i] += 1\n"
+            "f(np.zeros(2))\n"
+            "from puzzleplan.solvers.distributed import compiled_round\n"
+            "print(numba.threading_layer(), compiled_round.usable())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         timeout=300).stdout.split()
+    assert out == [out[0], str(out[0] == "tbb")]

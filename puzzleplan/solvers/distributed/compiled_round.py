@@ -64,23 +64,40 @@ def set_entry(items, j, x) -> None:  # noqa: ANN001 - compiled  # pragma: no cov
 
 
 ROUND_STATES = 1 << 17   # new states a shard expands per call (the clock is read between calls)
-_LAUNCHED: list[int] = []   # the process that started numba's parallel workers (see usable)
+
+
+def _layer() -> str | None:
+    """numba's threading layer, or None while no parallel call has started its workers."""
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:
+        return None
+
+
+# GNU OpenMP's workers do not survive a fork: numba ends a child that starts a parallel call
+# after its parent's workers ran.  A fork after they started is seen here; workers that ran before
+# this module was imported may have started in a parent, so they count as forked too.
+_FORKED = _layer() is not None
+
+
+def _after_fork_in_child() -> None:
+    global _FORKED
+    _FORKED = _FORKED or _layer() is not None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def usable() -> bool:
-    """Whether a parallel compiled call is safe here: numba's workers are OpenMP's or TBB's (the
-    workqueue layer aborts the process when two threads call it at once, and its workers sleep,
-    which is what this path avoids), and not inherited through a fork (GNU OpenMP's workers do not
-    survive one: numba ends the child)."""
-    try:
-        import numba
-
-        layer = numba.threading_layer()
-    except (ImportError, ValueError):   # ValueError: no parallel call has started the workers yet
-        return not _LAUNCHED or _LAUNCHED[0] == os.getpid()
-    if _LAUNCHED and _LAUNCHED[0] != os.getpid():
-        return False
-    return layer in ("omp", "tbb")
+    """Whether a parallel compiled call is safe here: numba's workers are TBB's, or OpenMP's and
+    not inherited through a fork (the ``workqueue`` layer aborts the process when two threads call
+    it at once, and its workers sleep, which is what this path avoids)."""
+    layer = _layer()
+    if layer is None:     # not started: the first call starts them in this process
+        return True
+    return layer == "tbb" or (layer == "omp" and not _FORKED)
 
 
 class CompiledRounds:
@@ -115,8 +132,6 @@ class CompiledRounds:
         self.threads()
         ins = self.outs[self.parity]
         self._call((ins[0], ins[1], ins[2], ins[4]), 0)
-        if not _LAUNCHED:
-            _LAUNCHED.append(os.getpid())
 
     def compile(self) -> None:
         """Only compile the parallel layer (into numba's disk cache), starting no worker: what a

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...encodings.kernel import Kernel, make_kernel
 from ...lang.errors import OptionError
+from . import compiled_round  # now: its fork hook must see every fork after numba's workers start
 from .shard import Shard, ShardConfig, Stopped
 
 
@@ -195,8 +196,6 @@ def compile_layer(kernel: Kernel, cfg: ShardConfig) -> None:
     """Compile the thread executor's parallel layer for ``cfg.n_shards`` shards, without running it:
     a compile child's one-state run (see ``coordinator.solve``) uses one worker, and the first
     real run would otherwise compile it inside its time limit."""
-    from . import compiled_round
-
     if cfg.n_shards < 2 or not hasattr(kernel, "expand_layer") or cfg.order != "bfs":
         return
     shards = [Shard(i, kernel, cfg) for i in range(cfg.n_shards)]
@@ -208,8 +207,6 @@ def compile_layer(kernel: Kernel, cfg: ShardConfig) -> None:
 def _compiled_rounds(kernel: Kernel, shards: list[Shard]) -> Any:
     """The parallel compiled layer for these shards, where the kernel has it and it is safe here
     (``compiled_round.usable``); None otherwise."""
-    from . import compiled_round
-
     if len(shards) < 2 or not hasattr(kernel, "expand_layer") or not compiled_round.usable() \
             or any(s.routed is None or s.layered for s in shards):
         return None
