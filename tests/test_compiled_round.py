@@ -26,7 +26,7 @@ FAYAA = f"{ROOT}/instances/klotski/fayaa.txt#fayaa-117"
 KWIRK = str(ROOT / "instances/kwirk/going-up/06_1-6.txt")
 
 
-def _search(loaded, workers: int, compiled: bool, monkeypatch, **options):
+def _search(loaded, workers: int, compiled: bool, monkeypatch, kernel: str = "interpreted", **options):
     """A thread-executor dbfs with the compiled layer on or off, and every shard's table (keys,
     parents' keys, actions, in id order) at the first round of every layer (later rounds of a
     layer, with unit costs, file their successors for the next layer and store nothing)."""
@@ -40,7 +40,7 @@ def _search(loaded, workers: int, compiled: bool, monkeypatch, **options):
     with monkeypatch.context() as m:
         if not compiled:
             m.setattr(executors, "_compiled_rounds", lambda kernel, shards: None)
-        r = api.solve(loaded, "dbfs", Limits(), kernel="interpreted", workers=workers, executor="threads",
+        r = api.solve(loaded, "dbfs", Limits(), kernel=kernel, workers=workers, executor="threads",
                       fault=snapshot, **options)
     return r, snaps
 
@@ -86,6 +86,17 @@ def test_eight_puzzle_space_with_and_without_the_compiled_layer(monkeypatch, wor
         assert r.stats["compiled_layers"] == len(r.stats["layers"])
     else:                     # most layers leave work: their later rounds are per-shard calls
         assert 0 < r.stats["compiled_layers"] < len(r.stats["layers"])
+
+
+@needs_parallel
+def test_the_task_compiled_kernel_runs_the_layer_too(monkeypatch):
+    """The driver copied into a task's own kernel module (``--kernel numba``), not only the
+    interpreter's."""
+    loaded = api.load_task("sliding", EIGHT)
+    on = _search(loaded, 2, True, monkeypatch, kernel="numba")
+    off = _search(loaded, 2, False, monkeypatch, kernel="numba")
+    _same(on, off)
+    assert on[0].cost == 31 and on[0].stats["verified"] is True and on[0].stats["compiled_layers"] > 0
 
 
 @needs_parallel
