@@ -305,9 +305,10 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
     macro = uses_macro(engine, loaded.task, engine_options)
     backend = "numpy" if mode.kernel == "task" else concrete_kernel(loaded, engine, kernel, macro)
     note = ""
+    variant = mode.warm_variant(engine_options) if mode.warm_variant is not None else ""
     if backend in ("numba", "interpreted"):
         backend, note = _compile_first(loaded, engine, mode.function(), limits, macro, engine_options,
-                                       backend)
+                                       backend, variant)
     if note and mode.kernel == "compiled":   # idastar has no numpy path: the limit came first
         return _no_kernel(loaded, engine, limits, t0, note)
     with STOP.polled():                      # loading numba's cache: a signal waits for its end
@@ -340,6 +341,8 @@ def solve(loaded: Loaded, engine: str = "bfs", limits: Limits | None = None, ker
             upgrade.close()
     if backend in ("numba", "interpreted") and not macro and k.backend == backend:
         _mark_warm(loaded, engine, backend)
+        if variant:
+            _mark_warm(loaded, f"{engine}+{variant}", backend, variant)
     elif backend in ("numba", "interpreted") and macro and result.stats.get("expanded", 0):
         _mark_warm(loaded, f"{engine}+macro", backend)
     result.stats["kernel"] = result.stats.get("macro", {}).get("kernel", k.backend)
@@ -471,7 +474,7 @@ def _compile_in_background(loaded: Loaded, engine: str, options: dict[str, Any])
 
 
 def _compile_first(loaded: Loaded, engine: str, fn: Any, limits: Limits, macro: bool,
-                   options: dict[str, Any], backend: str = "numba") -> tuple[str, str]:
+                   options: dict[str, Any], backend: str = "numba", variant: str = "") -> tuple[str, str]:
     """Compile the kernel in a child process when the run must stay stoppable while it compiles.
 
     That is when a time limit is set or the CLI catches signals, the platform forks, and this
@@ -489,12 +492,12 @@ def _compile_first(loaded: Loaded, engine: str, fn: Any, limits: Limits, macro: 
         return backend, ""
     if limits.time_s is None and not STOP.installed and limits.max_rss_mb is None:
         return backend, ""
-    key = f"{engine}+macro" if macro else engine
+    key = f"{engine}+macro" if macro else f"{engine}+{variant}" if variant else engine
     with STOP.polled():
-        if _is_warm(loaded, key, backend, macro):
+        if _is_warm(loaded, key, backend, macro, variant):
             return backend, ""
 
-    work = _compile_work(loaded, engine, fn, options, macro, backend)
+    work = _compile_work(loaded, engine, fn, options, macro, backend, variant)
     now = time.perf_counter()
     deadline = limits.deadline(now)
     wait = None if deadline is None else (deadline - now) / 2
@@ -517,12 +520,12 @@ def _compile_first(loaded: Loaded, engine: str, fn: Any, limits: Limits, macro: 
 
 
 def _compile_work(loaded: Loaded, engine: str, fn: Any, options: dict[str, Any], macro: bool,
-                  backend: str) -> Any:
+                  backend: str, variant: str = "") -> Any:
     """What a compile child runs: the engine for one state, which compiles everything the search
     calls into numba's disk cache, then the warm marker.  Returns the child's exit code."""
     from .encodings.kernel import CHILD_NO_NUMBA, CHILD_OK
 
-    key = f"{engine}+macro" if macro else engine
+    key = f"{engine}+macro" if macro else f"{engine}+{variant}" if variant else engine
 
     def work() -> int:
         # a macro search builds its sub-kernels (mover, walk graph) on its first expansion
@@ -534,7 +537,7 @@ def _compile_work(loaded: Loaded, engine: str, fn: Any, options: dict[str, Any],
             fn(k, Limits(max_states=1), **options, **extra)
         except Exception:    # the engine's own errors are reported by the real run
             pass
-        _mark_warm(loaded, key, backend)
+        _mark_warm(loaded, key, backend, variant)
         return CHILD_OK
 
     return work
@@ -547,7 +550,7 @@ def _kernel_event(limits: Limits, name: str, **figures: Any) -> None:
         limits.progress.update({"event": name, "elapsed_s": round(elapsed, 3), **figures})
 
 
-def _is_warm(loaded: Loaded, engine: str, backend: str, macro: bool = False) -> bool:
+def _is_warm(loaded: Loaded, engine: str, backend: str, macro: bool = False, variant: str = "") -> bool:
     """Has ``engine`` run on this kernel before (so numba's disk cache holds what it calls)?
 
     For a macro search the sub-kernels are other tasks' modules: the marker alone answers.
@@ -557,20 +560,20 @@ def _is_warm(loaded: Loaded, engine: str, backend: str, macro: bool = False) -> 
     if backend == "interpreted":
         from .encodings import interp
 
-        return interp.warm_marker().exists()
+        return interp.warm_marker(variant).exists()
     if macro:
         return compiled.warm_marker(loaded.task, engine).exists()
     return compiled.is_warm(loaded.task, engine)
 
 
-def _mark_warm(loaded: Loaded, engine: str, backend: str = "numba") -> None:
+def _mark_warm(loaded: Loaded, engine: str, backend: str = "numba", variant: str = "") -> None:
     from .encodings import compiled
 
     try:
         if backend == "interpreted":
             from .encodings import interp
 
-            interp.warm_marker().touch()
+            interp.warm_marker(variant).touch()
         else:
             compiled.warm_marker(loaded.task, engine).touch()
     except (OSError, PuzzleError):

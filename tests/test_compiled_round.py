@@ -181,3 +181,33 @@ def test_workers_started_before_the_module_count_as_inherited():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          timeout=300).stdout.split()
     assert out == [out[0], str(out[0] == "tbb")]
+
+
+def test_a_time_limited_run_compiles_the_parallel_layer_in_its_compile_child(tmp_path):
+    """With an empty kernel cache, a bfs run on the interpreter marks the interpreter warm; a
+    two-worker dbfs run with a time limit still compiles its parallel layer in the stoppable
+    compile child (the engine's warm variant ``threads`` has a marker of its own), and the next
+    such run finds it warm."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PUZZLEPLAN_CACHE": str(tmp_path)}
+
+    def run(*args: str) -> tuple[dict, list[str]]:
+        out = subprocess.run([sys.executable, "-m", "puzzleplan.cli", "solve", "sliding", EIGHT, *args,
+                              "--kernel", "interpreted", "--time-limit", "240", "--json", "-q",
+                              "--log-progress"], cwd=ROOT, env=env, capture_output=True, text=True,
+                             timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        events = [json.loads(line).get("event") for line in out.stderr.splitlines() if line.startswith("{")]
+        return json.loads(out.stdout), events
+
+    r, events = run("-e", "bfs")
+    assert r["status"] == "optimal" and "compile_start" in events
+    r, events = run("-e", "dbfs", "-E", "workers=2")
+    assert r["status"] == "optimal" and "compile_start" in events
+    assert r["stats"]["compiled_layers"] > 0
+    r, events = run("-e", "dbfs", "-E", "workers=2")
+    assert r["status"] == "optimal" and "compile_start" not in events
+    assert r["stats"]["compiled_layers"] > 0 and r["stats"]["compile_s"] < 5

@@ -600,12 +600,13 @@ def _driver_name() -> str:
     return f"pp_interp_{hashlib.sha1(src.encode()).hexdigest()[:20]}"
 
 
-def warm_marker() -> Path:
+def warm_marker(variant: str = "") -> Path:
     """A file that says: an engine ran on the interpreter with this cache, so numba's disk cache holds
-    the interpreter and its drivers (a run with a time limit compiles them in a child otherwise)."""
+    the interpreter and its drivers (a run with a time limit compiles them in a child otherwise);
+    ``variant``: an engine's run that compiles more (``registry.Mode.warm_variant``)."""
     from .compiled import cache_dir
 
-    return cache_dir() / f"{_driver_name()}.warm"
+    return cache_dir() / (f"{_driver_name()}.{variant}.warm" if variant else f"{_driver_name()}.warm")
 
 
 def driver_module() -> ModuleType:

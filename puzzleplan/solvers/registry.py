@@ -124,6 +124,9 @@ class Mode:
     # run by verify when no engines are named; False for an engine that repeats another's algorithm
     # on the same kernels (dbfs is bfs partitioned: its agreement with bfs proves nothing new)
     verify_default: bool = True
+    # options under which the engine compiles more than its plain run does: the name of that
+    # variant (its own warm marker, so a run with a time limit compiles it in a stoppable child)
+    warm_variant: Callable[[dict[str, Any]], str] | None = None
 
     def function(self) -> Callable[..., Any]:
         module, _, name = self.entry.partition(":")
@@ -201,6 +204,14 @@ _GA_CSP = (
     Opt("history", bool, False, "record the best fitness per generation"),
 )
 
+def _dbfs_variant(options: dict[str, Any]) -> str:
+    """dbfs's thread executor on bfs layers compiles a parallel layer one worker never calls."""
+    threads = int(options.get("workers") or 1) > 1 \
+        and options.get("executor", "auto") in ("auto", "threads") and not options.get("ray_address") \
+        and options.get("order", "bfs") == "bfs" and options.get("bound") is None
+    return "threads" if threads else ""
+
+
 ENGINES: tuple[Engine, ...] = (
     Engine("bfs", "layer-batched breadth-first search; 0-1 BFS when actions cost 0 (exact for unit and "
                   "0/1 costs)",
@@ -228,7 +239,8 @@ ENGINES: tuple[Engine, ...] = (
                Opt("bound", int, None, "drop states whose g + h exceeds this cost (the heuristic need only "
                    "be admissible; bfs then takes cost layers): running out of layers proves that no plan "
                    "costs at most the bound", lo=0),
-           ), exact_for=_UNIT_01, internal=("enumerate_all", "task_source", "fault"), verify_default=False)),
+           ), exact_for=_UNIT_01, internal=("enumerate_all", "task_source", "fault"), verify_default=False,
+               warm_variant=_dbfs_variant)),
     Engine("ucs", "uniform-cost search with Dial buckets (exact for any non-negative integer costs)",
            transition=Mode(":_ucs", EXPLICIT, _MACRO, exact_for=_ANY_COST, kernel="macro",
                            internal=("macro_backend",))),
