@@ -64,8 +64,27 @@ def _same(a, b, exact: bool = True) -> None:
                 assert np.array_equal(np.unique(ka, axis=0), np.unique(kb, axis=0)) and len(ka) == len(kb)
 
 
+def _spinning_layer_here() -> bool:
+    """Whether numba will pick OpenMP or TBB workers here (the layer is chosen at the first parallel
+    call; before it, ``compiled_round.usable`` cannot tell)."""
+    import importlib
+
+    import numba
+
+    if numba.config.THREADING_LAYER not in ("default", "omp", "tbb", "threadsafe", "forksafe", "safe"):
+        return False
+    for name in ("numba.np.ufunc.tbbpool", "numba.np.ufunc.omppool"):
+        try:
+            importlib.import_module(name)
+            return True
+        except ImportError:
+            pass
+    return False
+
+
 needs_parallel = pytest.mark.skipif(
-    not compiled_round.usable(), reason="numba's threading layer here is not OpenMP or TBB")
+    not (_spinning_layer_here() and compiled_round.usable()),
+    reason="numba's threading layer here is not OpenMP or TBB")
 
 
 @needs_parallel
@@ -183,6 +202,7 @@ def test_workers_started_before_the_module_count_as_inherited():
     assert out == [out[0], str(out[0] == "tbb")]
 
 
+@needs_parallel
 def test_a_time_limited_run_compiles_the_parallel_layer_in_its_compile_child(tmp_path):
     """With an empty kernel cache, a bfs run on the interpreter marks the interpreter warm; a
     two-worker dbfs run with a time limit still compiles its parallel layer in the stoppable
