@@ -38,7 +38,7 @@ from ...encodings.drivers.dbfs_layer import (
 )
 from ...encodings.kernel import Kernel
 from ..visited import ID32, capacity_for
-from .shard import _NO_LAYERS, Bucket, Shard, _empty
+from .shard import _NO_LAYERS, Bucket, Shard
 
 # numba's typed lists hold the arrays; they are made, read and written only here, in compiled
 # functions numba caches on disk: from Python, each typed-list method is compiled again in every
@@ -144,11 +144,9 @@ class CompiledRounds:
         """Whether the next layer can run here: every shard on ``settle_open``'s fast path, no
         zero-cost successor arriving, and every table's ids still int32 after it grows."""
         for s in self.shards:
-            v = s.visited
-            if v.budget is not None or s.cfg.keep_delta or s._batches or s.prepared is not None \
-                    or s.work.shape[0] or s.routed is None or s.layered:
-                return False
-            if v.table.slots.dtype != np.int32 or capacity_for(v.table.size + generated) * 2 > ID32:
+            t = s.visited.table
+            if not s.stores_directly() or t.slots.dtype != np.int32 \
+                    or capacity_for(t.size + generated) * 2 > ID32:
                 return False
         if buckets is None:
             return not zero_out
@@ -210,14 +208,13 @@ class CompiledRounds:
             K, P, A, _, B = self.outs[self.parity]
             return K, P, A, B
         ks, ps, as_, bs = [], [], [], []
-        for row in buckets:
-            sizes = [int(b[3].shape[0]) for b in row]
+        for row in buckets:      # one bucket per receiving shard
             bounds = np.zeros(2 * self.n + 1, dtype=np.int64)
-            bounds[2::2] = np.cumsum(sizes)
+            bounds[2::2] = np.cumsum([b[3].shape[0] for b in row])
             bounds[1:-1:2] = bounds[:-2:2]
-            ks.append(np.concatenate([b[3] for b in row]) if row else np.zeros((0, self.W), dtype=np.uint64))
-            ps.append(np.concatenate([b[4] for b in row]) if row else np.zeros((0, self.W), dtype=np.uint64))
-            as_.append(np.concatenate([b[5].astype(np.int32, copy=False) for b in row]))
+            ks.append(np.concatenate([b[3] for b in row]))
+            ps.append(np.concatenate([b[4] for b in row]))
+            as_.append(np.concatenate([b[5] for b in row]).astype(np.int32, copy=False))
             bs.append(bounds)
         return as_list(tuple(ks)), as_list(tuple(ps)), as_list(tuple(as_)), as_list(tuple(bs))
 
@@ -238,30 +235,13 @@ class CompiledRounds:
         infos = []
         res = self.info
         for j, s in enumerate(self.shards):
-            v = s.visited
             if res[j, LAYER_GREW]:
                 got = [entry(self.tables[c], j) for c in range(4)]
+                v = s.visited
                 v.table.slots, v.table.keys, v.pk, v.act = got
                 self._seen[j] = got
-            first, size = int(res[j, LAYER_FIRST]), int(res[j, LAYER_SIZE])
-            v.table.size = size
-            s._version += 1
-            fresh = size - first
-            m = min(fresh, limit)
-            s.work = v.table.keys[first + m: size].copy() if fresh > m else _empty(self.W)
-            s.frontier = _empty(self.W)
-            e, g = int(res[j, LAYER_EXPANDED]), int(res[j, LAYER_GENERATED])
-            s.expanded += e
-            s.generated += g
-            s.busy_s += dt
-            info: dict[str, Any] = {"goal": None, "expanded": e, "generated": g, "stopped": False,
-                                    "left": fresh - m, "inconsistent": 0, "pruned": 0,
-                                    "zero_out": int(res[j, LAYER_ZERO_OUT]), "seconds": dt}
-            row = int(res[j, LAYER_GOAL_ROW])
-            if row >= 0:
-                s.goal_seen = True
-                info["goal"] = v.table.keys[first + row].copy()
-            info.update(layer=fresh, saved="", figures=s.figures(), new=0, fresh=fresh)
-            infos.append(info)
+            infos.append(s.opened_compiled(int(res[j, LAYER_FIRST]), int(res[j, LAYER_SIZE]), limit,
+                                           int(res[j, LAYER_EXPANDED]), int(res[j, LAYER_GENERATED]),
+                                           int(res[j, LAYER_GOAL_ROW]), int(res[j, LAYER_ZERO_OUT]), dt))
         self.layers += 1
         return infos

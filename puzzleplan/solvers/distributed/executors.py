@@ -196,19 +196,23 @@ def compile_layer(kernel: Kernel, cfg: ShardConfig) -> None:
     """Compile the thread executor's parallel layer for ``cfg.n_shards`` shards, without running it:
     a compile child's one-state run (see ``coordinator.solve``) uses one worker, and the first
     real run would otherwise compile it inside its time limit."""
-    if cfg.n_shards < 2 or not hasattr(kernel, "expand_layer") or cfg.order != "bfs":
+    if cfg.order != "bfs":
         return
     shards = [Shard(i, kernel, cfg) for i in range(cfg.n_shards)]
-    if any(s.routed is None for s in shards):
-        return
-    compiled_round.CompiledRounds(kernel, shards).compile()
+    if _layer_possible(kernel, shards):
+        compiled_round.CompiledRounds(kernel, shards).compile()
+
+
+def _layer_possible(kernel: Kernel, shards: list[Shard]) -> bool:
+    """Two shards or more on bfs layers, each expanding a round in one compiled call."""
+    return len(shards) >= 2 and hasattr(kernel, "expand_layer") \
+        and all(s.routed is not None and not s.layered for s in shards)
 
 
 def _compiled_rounds(kernel: Kernel, shards: list[Shard]) -> Any:
     """The parallel compiled layer for these shards, where the kernel has it and it is safe here
     (``compiled_round.usable``); None otherwise."""
-    if len(shards) < 2 or not hasattr(kernel, "expand_layer") or not compiled_round.usable() \
-            or any(s.routed is None or s.layered for s in shards):
+    if not _layer_possible(kernel, shards) or not compiled_round.usable():
         return None
     rounds = compiled_round.CompiledRounds(kernel, shards)
     rounds.warm()

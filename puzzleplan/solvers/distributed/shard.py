@@ -159,8 +159,7 @@ class Shard:
         work, self.work = self.work[: self.cfg.round], self.work[self.cfg.round:]
         if not self.work.shape[0]:   # an empty view would keep the whole layer's array alive
             self.work = _empty(W)
-        info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
-                                "left": int(self.work.shape[0]), "inconsistent": 0, "pruned": 0}
+        info = _round_info(left=int(self.work.shape[0]))
         if self.routed is not None and not self.layered and work.shape[0] <= self.cfg.chunk:
             # one chunk in one compiled call: the buckets are views of its groups (most rounds;
             # two workers run the small layers' calls one after the other, so their Python counts)
@@ -420,8 +419,7 @@ class Shard:
         if final:
             assert not self.work.shape[0], "a final round left work"
             buckets = [_empty_bucket(self.W) for _ in range(self.n)]
-            info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False,
-                                    "left": 0, "zero_out": 0, "inconsistent": 0, "pruned": 0}
+            info = _round_info(zero_out=0)
             if self.layered:
                 info["next_key"] = self.next_key()
             else:
@@ -438,12 +436,9 @@ class Shard:
         checkpoint): the shards then meet once per layer instead of twice.  ``info`` is the opened
         layer's, plus ``new`` and ``fresh`` (as ``settle`` gives them)."""
         assert not self.layered, "settle_open is for bfs layers"
-        if self.visited.budget is None and not self.cfg.keep_delta and not self._batches \
-                and not any(b[0].shape[0] for b in incoming):
-            # no zero-cost successors, no earlier batch of this layer, no spill, no checkpoint: the
-            # layer's successors go straight into the table, one probe each (receive, prepare and
-            # commit would look each up, keep it in a scratch set, copy it, and look it up again)
-            assert self.prepared is None and not self.work.shape[0]
+        if self.stores_directly() and not any(b[0].shape[0] for b in incoming):
+            # the layer's successors go straight into the table, one probe each (receive, prepare
+            # and commit would look each up, keep it in a scratch set, copy it, and look it up again)
             self.frontier = self.visited.add_new([(b[3], b[4], b[5]) for b in incoming if b[3].shape[0]])
             self._version += 1
             new, fresh = 0, int(self.frontier.shape[0])
@@ -454,6 +449,35 @@ class Shard:
         buckets, info = self.open_layer("", 0, deadline)
         info.update(new=new, fresh=fresh)
         return buckets, info
+
+    def stores_directly(self) -> bool:
+        """Whether a closing bfs layer's successors, when none costs zero, may go straight into the
+        table (``settle_open``; the parallel compiled layer too): no spill, no checkpoint, no
+        earlier batch of this layer, nothing prepared or left to expand."""
+        return self.visited.budget is None and not self.cfg.keep_delta and not self._batches \
+            and self.prepared is None and not self.work.shape[0]
+
+    def opened_compiled(self, first: int, size: int, limit: int, expanded: int, generated: int,
+                        goal_row: int, zero_out: int, seconds: float) -> dict[str, Any]:
+        """The shard's state after the parallel compiled layer (``compiled_round.py``) stored ids
+        ``first..size`` in its table and expanded the first ``limit`` of them; returns the info
+        ``settle_open`` would have given."""
+        self.visited.table.size = size
+        self._version += 1
+        fresh = size - first
+        m = min(fresh, limit)
+        self.work = self.visited.table.keys[first + m: size].copy() if fresh > m else _empty(self.W)
+        self.frontier = _empty(self.W)
+        self.expanded += expanded
+        self.generated += generated
+        self.busy_s += seconds
+        info = _round_info(expanded=expanded, generated=generated, left=fresh - m, zero_out=zero_out,
+                           seconds=seconds)
+        if goal_row >= 0:
+            self.goal_seen = True
+            info["goal"] = self.visited.table.keys[first + goal_row].copy()
+        info.update(layer=fresh, saved="", figures=self.figures(), new=0, fresh=fresh)
+        return info
 
     def _store(self, K: np.ndarray, P: np.ndarray, A: np.ndarray) -> None:
         self.visited.add(K, P, A)
@@ -527,6 +551,14 @@ class Shard:
                         frontier.append(K)
         self.frontier = np.concatenate(frontier) if frontier else _empty(self.W)
         return self.visited.size
+
+
+def _round_info(**figures: Any) -> dict[str, Any]:
+    """A round's info as the coordinator reads it, with ``figures`` over the zero defaults."""
+    info: dict[str, Any] = {"goal": None, "expanded": 0, "generated": 0, "stopped": False, "left": 0,
+                            "inconsistent": 0, "pruned": 0}
+    info.update(figures)
+    return info
 
 
 def _empty(W: int) -> np.ndarray:
