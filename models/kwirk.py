@@ -72,6 +72,7 @@ from puzzleplan.lang import (
     Model,
     Not,
     Option,
+    OptionError,
     Or,
     Record,
     Sum,
@@ -94,6 +95,11 @@ OPTIONS = [
            "(a needed hole no block can still fill, or an immovable block on a needed cell: "
            "docs/models/kwirk.md); 'none' = every state keeps its moves. Both are exact",
            choices=("dead", "none")),
+    Option("control", "select", "'select' = the game's SELECT button passes control (a state "
+           "variable says who is in control); 'free' = metric steps only: any character still in the "
+           "room moves, no SELECT, characters interchangeable (switches cost no step, so the step "
+           "optima are the same, with up to n * n! fewer states for n characters; no macro walking)",
+           choices=("select", "free")),
 ]
 
 DIRS = ("U", "R", "D", "L")                 # clockwise: a quarter turn clockwise is index + 1
@@ -560,11 +566,12 @@ class State:
     Declares the variables on ``m`` in a fixed order: pos, active, block, rot, hole, lastsw.
     """
 
-    def __init__(self, m: Model, lv: Level, b: Board, track_switch: bool):
+    def __init__(self, m: Model, lv: Level, b: Board, track_switch: bool, free: bool = False):
         self.lv, self.b = lv, b
         self.nc = nc = len(lv.chars)
         self.pos = [m.var(f"pos[{slot}]", 0, b.n - 1, c) for slot, c in lv.chars]
-        self.active = m.var("active", 0, nc - 1, 0) if nc > 1 else None
+        self.active = m.var("active", 0, nc - 1, 0) if nc > 1 and not free else None
+        self.free = free and nc > 1      # every character moves on its own: the actions name it
         self.block_size = [(w, h) for _, w, h in lv.blocks]
         self.block_pos: list[list[int]] = []          # valid top-left cells per block
         self.block: list[Expr] = []
@@ -596,6 +603,8 @@ class State:
                 tab_c = Table([1 if q in ps else 0 for q in range(max(ps) + 1)], 0)
                 self._covers.setdefault(c, []).append(tab_c[self.block[k]] == 1)
         self.me = self.pos[0] if self.active is None else Element(self.pos, self.active)
+        if self.free:
+            self.me = None     # type: ignore[assignment]   # no one is in control: see mover()
         self.present = Count(x != GONE for x in self.pos)
 
     def rot_value(self, t: int) -> Expr:
@@ -620,22 +629,31 @@ class State:
         j = self.b.hole_index.get(c)
         return self.hole[j] == 1 if j is not None else Or()
 
-    def move_to(self, target: int) -> tuple[dict, list]:
-        """Effects putting the character in control on cell ``target``."""
+    def mover(self, k: int | None) -> Expr:
+        """The cell of the character that moves: character ``k`` (control ``free``), else the one
+        in control."""
+        return self.me if k is None else self.pos[k]
+
+    def move_to(self, target: int, k: int | None = None) -> tuple[dict, list]:
+        """Effects putting the moving character (:meth:`mover`) on cell ``target``."""
+        if k is not None:
+            return {self.pos[k]: target}, []
         if self.active is None:
             return {self.pos[0]: target}, []
         return {}, [When(self.active == k, {self.pos[k]: target}) for k in range(self.nc)]
 
-    def move_from_to(self, pairs: list[tuple[int, int]]) -> tuple[dict, list]:
-        """Effects moving the character in control from cell a to cell b, for each (a, b).
+    def move_from_to(self, pairs: list[tuple[int, int]], k: int | None = None) -> tuple[dict, list]:
+        """Effects moving the moving character (:meth:`mover`) from cell a to cell b, for each (a, b).
 
         Constant targets (one conditional effect per starting cell, or a plain effect when there
         is one) rather than "position + offset": the SAT encoder then writes one clause per
         effect instead of one per value the position can take.
         """
         if len(pairs) == 1:
-            return self.move_to(pairs[0][1])
+            return self.move_to(pairs[0][1], k)
         pos, active = self.pos, self.active
+        if k is not None:
+            return {}, [When(pos[k] == a, {pos[k]: b_}) for a, b_ in pairs]
         if active is None:
             return {}, [When(pos[0] == a, {pos[0]: b_}) for a, b_ in pairs]
         return {}, [When(And(active == k, pos[k] == a), {pos[k]: b_})
@@ -686,13 +704,15 @@ class Rules:
         return Act(guard=self.guarded(And(mine, Not(s.occupied(to)), Not(s.open_hole(to)))),
                    effects={s.pos[k]: to, **s.not_switch()}, cost=self.cost(1, 9), label=DIRS[d])
 
-    def leave(self, c: int, d: int) -> Act | None:
+    def leave(self, c: int, d: int, k: int | None = None) -> Act | None:
+        """``k``: the character that leaves (control ``free``); None: the one in control."""
         s, b = self.s, self.b
         to = b.step(c, d)
         if not b.open[c] or to != self.lv.exit:
             return None
         if s.active is None:
-            return Act(guard=self.guarded(s.me == c), effects={s.pos[0]: GONE, **s.not_switch()},
+            who = 0 if k is None else k
+            return Act(guard=self.guarded(s.pos[who] == c), effects={s.pos[who]: GONE, **s.not_switch()},
                        cost=self.cost(1, 9), label=DIRS[d])
         when = [When(s.active == k, {s.pos[k]: GONE, s.active: s.next_slot(k)}) for k in range(s.nc)]
         return Act(guard=self.guarded(s.me == c), effects=s.not_switch(), when=when,
@@ -707,16 +727,18 @@ class Rules:
         return Act(guard=self.guarded(s.present >= 2), effects=eff, when=when,
                    cost=self.cost(0, 30 + 2 * (s.lastsw if s.lastsw is not None else 0)), label="S")
 
-    def push(self, k: int, p: int, d: int) -> Act | None:
+    def push(self, k: int, p: int, d: int, who: int | None = None) -> Act | None:
+        """``who``: the character that pushes (control ``free``); None: the one in control."""
         s = self.s
         w, h = s.block_size[k]
         pr = push_rule(self.b, p, d, w, h, self.valid[k])
         if pr is None:
             return None
+        me = s.mover(who)
         guard = And(s.block[k] == p,
-                    Or(*[And(s.me == i, Not(s.open_hole(f))) for i, f in pr.pushers]),
+                    Or(*[And(me == i, Not(s.open_hole(f))) for i, f in pr.pushers]),
                     *[Not(s.occupied(c)) for c in pr.lead])
-        eff, when = s.move_from_to(list(pr.pushers))
+        eff, when = s.move_from_to(list(pr.pushers), who)
         eff = {**eff, s.block[k]: pr.to, **s.not_switch()}
         fill = None
         if pr.fills:
@@ -727,17 +749,18 @@ class Rules:
         return Act(guard=self.guarded(guard), effects=eff, when=when, cost=self.cost(1, frames),
                    label=DIRS[d])
 
-    def turn(self, t: int, r: int, a: int, d: int) -> Act | None:
+    def turn(self, t: int, r: int, a: int, d: int, who: int | None = None) -> Act | None:
+        """``who``: the character that turns it (control ``free``); None: the one in control."""
         s = self.s
         tr = turn_rule(self.b, self.lv.turnstiles[t][0], s.arms_at(t, r), a, d)
         if tr is None:
             return None
-        conds = [s.me == tr.pusher, Not(s.open_hole(tr.arm))]
+        conds = [s.mover(who) == tr.pusher, Not(s.open_hole(tr.arm))]
         # a destination may hold this turnstile's own arm (it moves away); a corner nothing at all
         conds += [Not(s.occupied(cell, t if is_dest else None)) for cell, is_dest in tr.sweep]
         if tr.carried:
             conds.append(Not(s.open_hole(tr.target)))
-        eff, when = s.move_to(tr.target)
+        eff, when = s.move_to(tr.target, who)
         eff = {**eff, **s.not_switch()}
         rot = s.rot[t]
         if rot is not None:
@@ -747,23 +770,34 @@ class Rules:
 
 
 # ----------------------------------------------------------------------------- the model
-def build(data: Level, metric: str = "steps", prune: str = "dead") -> Model:
+def build(data: Level, metric: str = "steps", prune: str = "dead", control: str = "select") -> Model:
     lv = data
     b = Board(lv)
-    m = Model(f"kwirk-{metric}")
-    s = State(m, lv, b, track_switch=metric not in ("steps", "steps-switches"))
+    if control == "free" and metric != "steps":
+        raise OptionError(f"control=free drops the SELECT button, which costs nothing only under "
+                          f"metric=steps (not {metric}): use control=select")
+    m = Model(f"kwirk-{metric}" + ("-free" if control == "free" else ""))
+    s = State(m, lv, b, track_switch=metric not in ("steps", "steps-switches"), free=control == "free")
     alive = Not(dead_state(b, lv, s.pos, s.block, s.hole, s.block_pos)) if prune == "dead" else None
     rules = Rules(s, metric, alive)
 
     # one walk schema per character (the one in control moves): a walk then changes one variable,
     # which lets the engines compute whole walking regions at once (solvers/walkgraph.py)
     m.action("walk", k=range(s.nc), c=range(b.n), d=range(4))(rules.walk)
-    m.action("exit", c=range(b.n), d=range(4))(rules.leave)
-    m.action("switch")(rules.switch)
-    for k in range(len(lv.blocks)):
-        m.action(f"push{k}", p=s.block_pos[k], d=range(4))(partial(rules.push, k))
-    for t in range(len(lv.turnstiles)):
-        m.action(f"turn{t}", r=range(s.periods[t]), a=range(4), d=range(4))(partial(rules.turn, t))
+    if s.free:   # each character acts on its own: one ground action per character
+        m.action("exit", c=range(b.n), d=range(4), k=range(s.nc))(rules.leave)
+        for k in range(len(lv.blocks)):
+            m.action(f"push{k}", p=s.block_pos[k], d=range(4), who=range(s.nc))(partial(rules.push, k))
+        for t in range(len(lv.turnstiles)):
+            m.action(f"turn{t}", r=range(s.periods[t]), a=range(4), d=range(4),
+                     who=range(s.nc))(partial(rules.turn, t))
+    else:
+        m.action("exit", c=range(b.n), d=range(4))(rules.leave)
+        m.action("switch")(rules.switch)
+        for k in range(len(lv.blocks)):
+            m.action(f"push{k}", p=s.block_pos[k], d=range(4))(partial(rules.push, k))
+        for t in range(len(lv.turnstiles)):
+            m.action(f"turn{t}", r=range(s.periods[t]), a=range(4), d=range(4))(partial(rules.turn, t))
 
     # goal, heuristic, symmetry
     m.goal(And(*[x == GONE for x in s.pos]))
@@ -776,7 +810,13 @@ def build(data: Level, metric: str = "steps", prune: str = "dead") -> Model:
         by_size.setdefault(sz, []).append(k)
     for ks in by_size.values():
         m.interchangeable([(s.block[k],) for k in ks])
-    m.walks("walk", reversible=True)   # ucs/astar store only states after a push, turn, switch or exit
+    if s.free:
+        # who stands where is all that matters once anyone may move; the dead-state rule reads
+        # each slot's cell only through "stands on the start's side of a cut", which says the same
+        # of whichever character stands there (dead_state), so it stays sound on sorted slots
+        m.interchangeable([(x,) for x in s.pos])
+    else:   # macro walking needs the one in control as the walks' selector (solvers/walkgraph.py)
+        m.walks("walk", reversible=True)   # ucs/astar store only states after a push, turn, switch or exit
 
     m.display(partial(show, s))
     add_pictures(m, s)
