@@ -417,22 +417,27 @@ def test_missing_map_and_size(tmp_path: Path, capsys) -> None:
 
 
 # ----------------------------------------------------------------------------- dead-state prune
-def random_level(rng, w: int = 8, h: int = 6) -> list[str]:
-    """A small seeded level: walls, 1x1 / 1x2 / 2x1 blocks, holes, one character, the exit."""
+def random_level(rng, w: int = 8, h: int = 6, n_chars: int = 1, wall_p: float = 0.2,
+                 holes: tuple[int, int] = (1, 3), blocks: tuple[int, int] = (1, 3)) -> list[str]:
+    """A small seeded level: walls, 1x1 / 1x2 / 2x1 blocks, holes, ``n_chars`` characters, the exit
+    (``holes`` and ``blocks``: the range their counts are drawn from)."""
     grid = [["#"] * w for _ in range(h)]
     inner = [(x, y) for y in range(1, h - 1) for x in range(1, w - 1)]
     for x, y in inner:
-        grid[y][x] = "#" if rng.random() < 0.2 else "."
+        grid[y][x] = "#" if rng.random() < wall_p else "."
     free = [(x, y) for x, y in inner if grid[y][x] == "."]
     rng.shuffle(free)
     (cx, cy), (ex, ey) = free.pop(), free.pop()
     grid[cy][cx], grid[ey][ex] = "1", "E"
-    for _ in range(rng.randint(1, 3)):
+    for slot in range(2, n_chars + 1):
+        x, y = free.pop()
+        grid[y][x] = str(slot)
+    for _ in range(rng.randint(*holes)):
         if free:
             x, y = free.pop()
             grid[y][x] = "O"
     letters = iter("abc")
-    for _ in range(rng.randint(1, 3)):
+    for _ in range(rng.randint(*blocks)):
         if not free:
             break
         x, y = free.pop()

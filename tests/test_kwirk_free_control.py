@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers import cost_to_go, reference_optimum, reference_reachable, run_cli
+from test_kwirk import random_level
 
 from puzzleplan import api
 from puzzleplan.solvers import Limits
@@ -31,33 +32,9 @@ def _level(tmp: Path, rows: list[str], n_chars: int, name: str) -> Path:
     return p
 
 
-def _random_level(rng: random.Random, n_chars: int, w: int = 7, h: int = 5) -> list[str]:
-    """A small seeded level with ``n_chars`` characters, holes and 1x1 / 2x1 / 1x2 blocks."""
-    grid = [["#"] * w for _ in range(h)]
-    inner = [(x, y) for y in range(1, h - 1) for x in range(1, w - 1)]
-    for x, y in inner:
-        grid[y][x] = "#" if rng.random() < 0.15 else "."
-    free = [(x, y) for x, y in inner if grid[y][x] == "."]
-    rng.shuffle(free)
-    ex, ey = free.pop()
-    grid[ey][ex] = "E"
-    for slot in range(1, n_chars + 1):
-        x, y = free.pop()
-        grid[y][x] = str(slot)
-    for _ in range(rng.randint(0, 2)):
-        x, y = free.pop()
-        grid[y][x] = "O"
-    letters = iter("abc")
-    for _ in range(rng.randint(1, 2)):
-        x, y = free.pop()
-        dx, dy = rng.choice([(0, 0), (1, 0), (0, 1)])
-        if (dx or dy) and (x + dx, y + dy) in free:
-            free.remove((x + dx, y + dy))
-            ch = next(letters)
-            grid[y][x] = grid[y + dy][x + dx] = ch
-        elif not (dx or dy):
-            grid[y][x] = next(letters)
-    return ["".join(r) for r in grid]
+def _random_level(rng: random.Random, n_chars: int) -> list[str]:
+    """A small seeded level with ``n_chars`` characters (test_kwirk's generator, smaller and emptier)."""
+    return random_level(rng, w=7, h=5, n_chars=n_chars, wall_p=0.15, holes=(0, 2), blocks=(1, 2))
 
 
 def _pairs(tmp: Path, seed: int, count: int, prune: str = "none"):
