@@ -87,8 +87,8 @@ def test_dead_prune_on_sorted_slots_cuts_only_states_without_a_plan(tmp_path: Pa
     character may stand in a slot, and the rule must still call dead only states with no plan."""
     rng = random.Random(21)
     cut = levels = 0
-    for i in range(40):
-        n = 2 if i % 2 else 3
+    for i in range(24):
+        n = 2 if i % 3 else 3
         rows = _random_level(rng, n)
         p = _level(tmp_path, rows, n, f"d{i}")
         try:
@@ -101,7 +101,7 @@ def test_dead_prune_on_sorted_slots_cuts_only_states_without_a_plan(tmp_path: Pa
             if ref.successors(plain.task, list(s)) and not ref.successors(pruned.task, list(s)):
                 assert hstar is None, (rows, s)
                 cut += 1
-    assert levels >= 25
+    assert levels >= 15
     assert cut > 0, "the prune never fired: the test proved nothing"
 
 
