@@ -704,15 +704,15 @@ class Rules:
         return Act(guard=self.guarded(And(mine, Not(s.occupied(to)), Not(s.open_hole(to)))),
                    effects={s.pos[k]: to, **s.not_switch()}, cost=self.cost(1, 9), label=DIRS[d])
 
-    def leave(self, c: int, d: int, k: int | None = None) -> Act | None:
-        """``k``: the character that leaves (control ``free``); None: the one in control."""
+    def leave(self, c: int, d: int, who: int | None = None) -> Act | None:
+        """``who``: the character that leaves (control ``free``); None: the one in control."""
         s, b = self.s, self.b
         to = b.step(c, d)
         if not b.open[c] or to != self.lv.exit:
             return None
         if s.active is None:
-            who = 0 if k is None else k
-            return Act(guard=self.guarded(s.pos[who] == c), effects={s.pos[who]: GONE, **s.not_switch()},
+            k = 0 if who is None else who
+            return Act(guard=self.guarded(s.pos[k] == c), effects={s.pos[k]: GONE, **s.not_switch()},
                        cost=self.cost(1, 9), label=DIRS[d])
         when = [When(s.active == k, {s.pos[k]: GONE, s.active: s.next_slot(k)}) for k in range(s.nc)]
         return Act(guard=self.guarded(s.me == c), effects=s.not_switch(), when=when,
@@ -784,20 +784,14 @@ def build(data: Level, metric: str = "steps", prune: str = "dead", control: str 
     # one walk schema per character (the one in control moves): a walk then changes one variable,
     # which lets the engines compute whole walking regions at once (solvers/walkgraph.py)
     m.action("walk", k=range(s.nc), c=range(b.n), d=range(4))(rules.walk)
-    if s.free:   # each character acts on its own: one ground action per character
-        m.action("exit", c=range(b.n), d=range(4), k=range(s.nc))(rules.leave)
-        for k in range(len(lv.blocks)):
-            m.action(f"push{k}", p=s.block_pos[k], d=range(4), who=range(s.nc))(partial(rules.push, k))
-        for t in range(len(lv.turnstiles)):
-            m.action(f"turn{t}", r=range(s.periods[t]), a=range(4), d=range(4),
-                     who=range(s.nc))(partial(rules.turn, t))
-    else:
-        m.action("exit", c=range(b.n), d=range(4))(rules.leave)
-        m.action("switch")(rules.switch)
-        for k in range(len(lv.blocks)):
-            m.action(f"push{k}", p=s.block_pos[k], d=range(4))(partial(rules.push, k))
-        for t in range(len(lv.turnstiles)):
-            m.action(f"turn{t}", r=range(s.periods[t]), a=range(4), d=range(4))(partial(rules.turn, t))
+    # control=free: each character acts on its own, one ground action per character (``who``)
+    who = {"who": range(s.nc)} if s.free else {}
+    m.action("exit", c=range(b.n), d=range(4), **who)(rules.leave)
+    m.action("switch")(rules.switch)   # none without someone in control
+    for k in range(len(lv.blocks)):
+        m.action(f"push{k}", p=s.block_pos[k], d=range(4), **who)(partial(rules.push, k))
+    for t in range(len(lv.turnstiles)):
+        m.action(f"turn{t}", r=range(s.periods[t]), a=range(4), d=range(4), **who)(partial(rules.turn, t))
 
     # goal, heuristic, symmetry
     m.goal(And(*[x == GONE for x in s.pos]))
