@@ -55,8 +55,13 @@ def test_capped_buckets_keep_the_optimum_on_random_8_puzzles(tmp_path, seed):
             _check(loaded, res, optimum)
 
 
-@pytest.mark.parametrize("tiebreak", [True, False])
-@pytest.mark.parametrize("metric", ["pushes", "moves"])
+SLOW = pytest.mark.slow
+
+
+# the default run keeps one combination (each is 17-32 s on a slow day); -m slow runs all four
+@pytest.mark.parametrize("metric,tiebreak", [("pushes", True), pytest.param("pushes", False, marks=SLOW),
+                                             pytest.param("moves", True, marks=SLOW),
+                                             pytest.param("moves", False, marks=SLOW)])
 def test_capped_buckets_keep_the_optimum_in_macro_form_on_microban(metric, tiebreak):
     # macro walking (player regions) with batches of one state: the zero-cost walks and the
     # re-opened states of the moves metric are where a split bucket could lose a cheaper path;

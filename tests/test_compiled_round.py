@@ -203,6 +203,7 @@ def test_workers_started_before_the_module_count_as_inherited():
 
 
 @needs_parallel
+@pytest.mark.slow   # two cold compiles in subprocesses (about a minute on a slow day)
 def test_a_time_limited_run_compiles_the_parallel_layer_in_its_compile_child(tmp_path):
     """With an empty kernel cache, a bfs run on the interpreter marks the interpreter warm; a
     two-worker dbfs run with a time limit still compiles its parallel layer in the stoppable

@@ -318,7 +318,7 @@ def _compiled_engines_vs_reference(tmp_path, metric: str, seed: int, count: int)
     assert nontrivial >= count // 2
 
 
-@pytest.mark.parametrize("metric", ["moves", "straight"])
+@pytest.mark.parametrize("metric", ["moves", pytest.param("straight", marks=pytest.mark.slow)])
 def test_compiled_engines_on_random_placements(tmp_path, metric):
     # 3 layouts (a compile each) by default; the slow sweep below runs 8 seeds x 30 per metric
     _compiled_engines_vs_reference(tmp_path, metric, seed=11, count=3)

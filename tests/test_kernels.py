@@ -134,8 +134,9 @@ def test_compiled_expand_handles_batches_larger_than_its_buffer(catalog):
 @pytest.mark.parametrize("backend", ["numba", "interpreted"])
 def test_compiled_expand_resumes_when_its_size_estimate_was_low(catalog, backend):
     # the buffers are sized from the most successors per state seen so far; states with more
-    # than that (here: an estimate of one) must still all come out
-    loaded = catalog("klotski-117-straight")
+    # than that (here: an estimate of one) must still all come out. A task whose compiled kernel
+    # this file builds anyway (NUMBA_TASKS): a compile of its own cost 38 s on a slow day
+    loaded = catalog("klotski-001-moves")
     kb, kn = loaded.kernel(backend), loaded.kernel("numpy")
     S = mixed_states(loaded.task, SEED + 4)
     S = np.repeat(S, 1 + 4096 // max(1, S.shape[0]), axis=0)

@@ -128,7 +128,8 @@ def test_optima_agree_with_the_cell_model_on_random_layouts(tmp_path: Path, metr
     assert solved >= 25
 
 
-@pytest.mark.parametrize("chunk", range(4))
+# chunks 0 and 1 (one per metric, 30 layouts) by default; all four with -m slow
+@pytest.mark.parametrize("chunk", [c if c < 2 else pytest.param(c, marks=pytest.mark.slow) for c in range(4)])
 def test_sat_and_cpsat_prove_what_bfs_finds_in_the_cell_model(tmp_path: Path, chunk: int) -> None:
     """60 seeded layouts (4 chunks, metric moves in two, straight in two): the symbolic engines on
     ``action=move`` against the judge, bfs on the cell model; unsolvable layouts: no plan within 6

@@ -43,7 +43,7 @@ def _tasks(tmp_path: Path, seed: int) -> list[tuple[str, object]]:
     return out
 
 
-@pytest.mark.parametrize("seed", [20261127, 7])
+@pytest.mark.parametrize("seed", [20261127, pytest.param(7, marks=pytest.mark.slow)])   # 7: -m slow
 def test_the_hint_path_proves_the_reference_optimum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      seed: int) -> None:
     monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)   # take the hint after the first horizon

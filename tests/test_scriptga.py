@@ -77,7 +77,8 @@ def reference_decode(task, genome, m: int, steps: int, max_steps: int) -> tuple[
 
 
 @pytest.mark.parametrize("board,kernel", [("suite-ornaments-01", "numpy"), ("suite-leaves-01", "numpy"),
-                                          ("suite-rocks-01", "numba")])
+                                          # a compile of its own: -m slow
+                                          pytest.param("suite-rocks-01", "numba", marks=pytest.mark.slow)])
 def test_vectorised_decoder_matches_the_reference_decoder(board, kernel):
     L = api.load_task("zpg", str(ZPG / f"{board}.txt"), ["prune=none"])
     k = L.kernel(kernel)
