@@ -156,8 +156,13 @@ def test_sat_and_cpsat_prove_what_bfs_finds_in_the_cell_model(tmp_path: Path, ch
 FAYAA_RECORDS = {r["id"]: r for r in klotski_records(FAYAA)}
 
 
-@pytest.mark.parametrize("rid", sorted(random.Random(5).sample(
-    [r for r, rec in FAYAA_RECORDS.items() if rec["published_min_moves"] != "unsolvable"], 12)))
+_PUBLISHED = sorted(random.Random(5).sample(
+    [r for r, rec in FAYAA_RECORDS.items() if rec["published_min_moves"] != "unsolvable"], 12))
+
+
+# 12 sampled layouts: every other one in the default run (3-7 s each on a slow day), all with -m slow
+@pytest.mark.parametrize("rid", [r if i % 2 == 0 else pytest.param(r, marks=pytest.mark.slow)
+                                 for i, r in enumerate(_PUBLISHED)])
 def test_bfs_finds_the_published_minimum(rid: str) -> None:
     loaded = api.load_task("klotski", f"{FAYAA}#{rid}", ["action=move"])
     res = api.solve(loaded, "bfs", Limits(time_s=60), kernel="numpy")
