@@ -636,11 +636,9 @@ class State:
 
     def move_to(self, target: int, k: int | None = None) -> tuple[dict, list]:
         """Effects putting the moving character (:meth:`mover`) on cell ``target``."""
-        if k is not None:
-            return {self.pos[k]: target}, []
-        if self.active is None:
-            return {self.pos[0]: target}, []
-        return {}, [When(self.active == k, {self.pos[k]: target}) for k in range(self.nc)]
+        if k is not None or self.active is None:
+            return {self.pos[k or 0]: target}, []
+        return {}, [When(self.active == i, {self.pos[i]: target}) for i in range(self.nc)]
 
     def move_from_to(self, pairs: list[tuple[int, int]], k: int | None = None) -> tuple[dict, list]:
         """Effects moving the moving character (:meth:`mover`) from cell a to cell b, for each (a, b).
@@ -652,12 +650,11 @@ class State:
         if len(pairs) == 1:
             return self.move_to(pairs[0][1], k)
         pos, active = self.pos, self.active
-        if k is not None:
-            return {}, [When(pos[k] == a, {pos[k]: b_}) for a, b_ in pairs]
-        if active is None:
-            return {}, [When(pos[0] == a, {pos[0]: b_}) for a, b_ in pairs]
-        return {}, [When(And(active == k, pos[k] == a), {pos[k]: b_})
-                    for k in range(self.nc) for a, b_ in pairs]
+        if k is not None or active is None:
+            x = pos[k or 0]
+            return {}, [When(x == a, {x: b_}) for a, b_ in pairs]
+        return {}, [When(And(active == i, pos[i] == a), {pos[i]: b_})
+                    for i in range(self.nc) for a, b_ in pairs]
 
     def next_slot(self, k: int) -> Expr:
         """The next slot after k (cyclic) that is still in the room, after k itself leaves."""
@@ -711,7 +708,7 @@ class Rules:
         if not b.open[c] or to != self.lv.exit:
             return None
         if s.active is None:
-            k = 0 if who is None else who
+            k = who or 0
             return Act(guard=self.guarded(s.pos[k] == c), effects={s.pos[k]: GONE, **s.not_switch()},
                        cost=self.cost(1, 9), label=DIRS[d])
         when = [When(s.active == k, {s.pos[k]: GONE, s.active: s.next_slot(k)}) for k in range(s.nc)]
