@@ -602,9 +602,10 @@ class State:
             for c, ps in tab.items():
                 tab_c = Table([1 if q in ps else 0 for q in range(max(ps) + 1)], 0)
                 self._covers.setdefault(c, []).append(tab_c[self.block[k]] == 1)
-        self.me = self.pos[0] if self.active is None else Element(self.pos, self.active)
-        if self.free:
-            self.me = None     # type: ignore[assignment]   # no one is in control: see mover()
+        # the cell of the character in control; None under control=free, where no one is and every
+        # action names the character it moves (mover(k) with k given)
+        self.me: Expr | None = None if self.free else (
+            self.pos[0] if self.active is None else Element(self.pos, self.active))
         self.present = Count(x != GONE for x in self.pos)
 
     def rot_value(self, t: int) -> Expr:
@@ -632,7 +633,10 @@ class State:
     def mover(self, k: int | None) -> Expr:
         """The cell of the character that moves: character ``k`` (control ``free``), else the one
         in control."""
-        return self.me if k is None else self.pos[k]
+        if k is not None:
+            return self.pos[k]
+        assert self.me is not None, "control=free: every action names the character it moves"
+        return self.me
 
     def move_to(self, target: int, k: int | None = None) -> tuple[dict, list]:
         """Effects putting the moving character (:meth:`mover`) on cell ``target``."""
@@ -712,7 +716,7 @@ class Rules:
             return Act(guard=self.guarded(s.pos[k] == c), effects={s.pos[k]: GONE, **s.not_switch()},
                        cost=self.cost(1, 9), label=DIRS[d])
         when = [When(s.active == k, {s.pos[k]: GONE, s.active: s.next_slot(k)}) for k in range(s.nc)]
-        return Act(guard=self.guarded(s.me == c), effects=s.not_switch(), when=when,
+        return Act(guard=self.guarded(s.mover(None) == c), effects=s.not_switch(), when=when,
                    cost=self.cost(1, 9 + 30 * ToInt(s.present >= 2)), label=DIRS[d])
 
     def switch(self) -> Act | None:
