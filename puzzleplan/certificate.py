@@ -7,8 +7,11 @@ reachable state.  It does not reuse the engine's visited table: that way any eng
 proved an optimum (bfs, ucs, astar, idastar, even sat or fd) gets the same certificate, a
 bfs run with a dominance prune (``Model.aux_bound``), whose table lacks the pruned states,
 does too, and the engines carry no certificate code.  The price is a second enumeration,
-about as long as one bfs run.  The writer's correctness does not matter for soundness: the
-checker recomputes every successor with the reference semantics.
+about as long as one bfs run, and it can hold far more states than the search did (astar
+never stores most of S), so the pass keeps the run's limits too: past the deadline, the
+memory or the state limit, or at a signal, it stops and nothing is written.  The writer's
+correctness does not matter for soundness: the checker recomputes every successor with the
+reference semantics.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numpy as np
 
 from . import __version__
 from .lang.errors import EXIT_BAD_OPTION, EXIT_OUTPUT, PuzzleError
-from .solvers.result import Result
+from .solvers.result import Clock, Limits, Result
 from .solvers.visited import Growable, StateTable
 from .verify import certificate as fmt
 
@@ -28,9 +31,16 @@ CHUNK = 1 << 15
 _INF = np.iinfo(np.int64).max
 
 
-def collect(kernel: Any, bound: int | None) -> tuple[np.ndarray, np.ndarray]:
+class CertificateLimit(Exception):
+    """The certificate pass reached a limit (time, memory, states) or a signal: nothing is written,
+    and the search's result stands as it was."""
+
+
+def collect(kernel: Any, bound: int | None, clock: Clock | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(keys (N, W) uint64 sorted ascending as integers, g (N,) int64): the canonical states
-    reachable at cost < ``bound`` (every reachable state when None) with their least costs."""
+    reachable at cost < ``bound`` (every reachable state when None) with their least costs.
+
+    ``clock``: the limits to keep, checked before each chunk (``CertificateLimit`` past them)."""
     table = StateTable(kernel.n_words)
     g = Growable(np.int64, _INF)
     done = Growable(np.bool_, False)
@@ -46,6 +56,13 @@ def collect(kernel: Any, bound: int | None) -> tuple[np.ndarray, np.ndarray]:
         todo = np.unique(np.concatenate(buckets.pop(c)))
         todo = todo[(g.a[todo] == c) & ~done.a[todo]]
         for lo in range(0, todo.size, CHUNK):
+            if clock is not None:
+                clock.note_bytes(table.nbytes + g.a.nbytes + done.a.nbytes)
+            if clock is not None and (clock.out_of_time() or clock.too_many(table.size)):
+                over = clock.max_states is not None and table.size > clock.max_states
+                raise CertificateLimit(f"{'state limit' if over else clock.reason()} in the certificate "
+                                       f"pass, after {table.size:,} states below the bound in "
+                                       f"{clock.elapsed():.1f} s")
             part = todo[lo: lo + CHUNK]
             done.a[part] = True
             succ, _, act = kernel.expand(kernel.unpack(table.keys[part]))
@@ -72,11 +89,13 @@ def collect(kernel: Any, bound: int | None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def write_certificate(loaded: Any, result: Result, path: str, kernel: str = "numpy",
-                      model: str | None = None) -> dict[str, Any]:
+                      model: str | None = None, limits: Limits | None = None) -> dict[str, Any]:
     """Write the certificate of ``result`` (an optimum with its verified plan, or unsolvability).
 
     ``loaded``: ``api.Loaded``; ``model``: the model name or path as the user gave it (for the
-    header; defaults to the model's NAME).  Returns what was written (states, bytes, seconds)."""
+    header; defaults to the model's NAME); ``limits``: those of the run, kept by the pass that
+    collects the states (``CertificateLimit`` when one is reached; no file is written then).
+    Returns what was written (states, bytes, seconds)."""
     task = loaded.task
     if result.status == "optimal" and result.plan is not None and result.stats.get("verified"):
         kind, bound = "optimum", int(result.cost)  # type: ignore[arg-type]
@@ -92,7 +111,7 @@ def write_certificate(loaded: Any, result: Result, path: str, kernel: str = "num
     mine = [(int(w), int(s), int(m).bit_length()) for w, s, m in zip(kl.word, kl.shift, kl.mask)]
     if mine != layout:   # both follow one documented rule; a difference is a bug, not a user error
         raise AssertionError("kernel key layout differs from the certificate layout")
-    keys, gs = collect(k, bound)
+    keys, gs = collect(k, bound, None if limits is None else Clock(limits))
     header = {
         "format": fmt.FORMAT, "version": fmt.VERSION, "kind": kind,
         "model": model or getattr(loaded.model, "NAME", task.name), "instance": loaded.instance,

@@ -393,7 +393,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     else:
         with listener:
             result = api.solve(loaded, args.engine, limits, args.kernel, **extra)
-    cert = _write_certificate(loaded, result, args) if args.certificate else None
+    cert = _write_certificate(loaded, result, args, limits) if args.certificate else None
     if args.json:
         print(json.dumps({**api.result_json(loaded, result), **({"certificate": cert} if cert else {})},
                          ensure_ascii=False))
@@ -434,10 +434,12 @@ def _distributed_pairs(args: argparse.Namespace) -> list[str]:
             if getattr(args, key, None) not in (None, False)] + ([f"order={order}"] if order != "bfs" else [])
 
 
-def _write_certificate(loaded: Any, result: Any, args: argparse.Namespace) -> dict[str, Any] | None:
-    """``solve --certificate``: written for a verified optimum or unsolvability, else a note on stderr."""
+def _write_certificate(loaded: Any, result: Any, args: argparse.Namespace,
+                       limits: Limits) -> dict[str, Any] | None:
+    """``solve --certificate``: written for a verified optimum or unsolvability, within the run's
+    limits; else a note on stderr (the search's result and exit code stand)."""
     from . import api
-    from .certificate import write_certificate
+    from .certificate import CertificateLimit, write_certificate
 
     if api.is_constraint_task(loaded.task):
         raise PuzzleError("--certificate works with transition models only", code=EXIT_BAD_OPTION)
@@ -445,7 +447,11 @@ def _write_certificate(loaded: Any, result: Any, args: argparse.Namespace) -> di
         print(f"puzzleplan: no certificate written: status {result.status}", file=sys.stderr)
         return None
     kernel = api.concrete_kernel(loaded, result.engine, args.kernel)
-    return write_certificate(loaded, result, args.certificate, kernel, model=args.model)
+    try:
+        return write_certificate(loaded, result, args.certificate, kernel, model=args.model, limits=limits)
+    except CertificateLimit as e:
+        print(f"puzzleplan: no certificate written: {e}", file=sys.stderr)
+        return None
 
 
 def _check_certificate(args: argparse.Namespace) -> int:

@@ -413,7 +413,7 @@ def print_stream(loaded: api.Loaded, engines: list[str], limits: Limits, kernel:
     v = run(loaded, engines, limits, kernel, count, jobs, on_result=emit)
     cert = None
     if certificate_dir is not None:
-        cert = certify(loaded, v, certificate_dir, kernel, model)
+        cert = certify(loaded, v, certificate_dir, kernel, model, limits)
     if as_json:
         doc = v.to_json(loaded)
         if certificate_dir is not None:
@@ -437,18 +437,20 @@ def _wrap(text: str) -> str:
 
 
 def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy",
-            model: str | None = None) -> dict[str, Any] | None:
+            model: str | None = None, limits: Limits | None = None) -> dict[str, Any] | None:
     """``verify --certificate DIR``: write the certificate of the proven answer and check it at once.
 
     The certificate comes from the first engine whose proof the verdict counts (its verified plan and
     the states below the optimum, collected anew); the check is ``verify/certificate.py``'s plain-Python
     one (no kernels, no solvers), so a valid one stands on its own, whatever the engines share.
-    Returns what was written and checked, or None when nothing was proven.
+    ``limits``: one engine's, kept by the pass that collects the states.  Returns what was written
+    and checked; with ``"not_written"`` (the reason) when that pass reached a limit; None when
+    nothing was proven.
     """
     import re
     from pathlib import Path
 
-    from .certificate import write_certificate
+    from .certificate import CertificateLimit, write_certificate
     from .verify import certificate as cert
 
     if api.is_constraint_task(loaded.task):
@@ -466,8 +468,12 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
     except OSError as e:
         raise PuzzleError(f"cannot create the certificate directory: {e.strerror}", directory,
                           code=35) from None
-    written = write_certificate(loaded, v.results[provers[0]], str(path),
-                                api.concrete_kernel(loaded, provers[0], kernel), model=model)
+    try:
+        written = write_certificate(loaded, v.results[provers[0]], str(path),
+                                    api.concrete_kernel(loaded, provers[0], kernel), model=model,
+                                    limits=limits)
+    except CertificateLimit as e:
+        return {"path": None, "from": provers[0], "written": None, "check": None, "not_written": str(e)}
     try:
         report = cert.check(loaded.task, cert.read(str(path)))
         checked: dict[str, Any] = report.to_json()
@@ -477,6 +483,8 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
 
 
 def certificate_line(c: dict[str, Any]) -> str:
+    if c.get("not_written"):
+        return _wrap(f"certificate: none written (from {c['from']}): {c['not_written']}")
     chk = c["check"]
     w = c["written"]
     size = f"{w.get('states', 0):,} states, {w.get('bytes', 0):,} bytes"

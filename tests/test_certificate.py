@@ -304,3 +304,42 @@ def test_cli_unsolvable_and_bad_files(files, tmp_path, capsys):
     code, _, err = run_cli(["solve", "sliding", files["sliding"], "--kernel", "numpy", "-q",
                             "--certificate", tmp_path / "no" / "dir" / "x.cert"], capsys)
     assert code == 35 and "cannot write certificate" in err
+
+
+# ----------------------------------------------------------------------------- limits
+def test_the_certificate_pass_keeps_the_runs_limits(files, tmp_path, capsys):
+    """The pass that collects S can hold far more states than the search stored (astar never
+    stores most of S): it keeps the run's state, memory and time limits and writes nothing past
+    them, while the search's result and exit code stand."""
+    import time
+
+    from puzzleplan.certificate import CertificateLimit
+
+    loaded = api.load_task("sliding", str(files["sliding"]))
+    result = api.solve(loaded, "astar", Limits(), kernel="numpy")
+    assert result.status == "optimal"
+    states = len(collect(loaded.kernel("numpy"), result.cost)[0])
+    stored = result.stats["states"]
+    assert stored * 4 < states       # the search stored a small part of S
+    cap = (stored + states) // 2     # enough for the search, not for S
+    path = tmp_path / "capped.cert"
+    with pytest.raises(CertificateLimit, match="in the certificate pass"):
+        write_certificate(loaded, result, str(path), kernel="numpy", limits=Limits(max_states=cap))
+    assert not path.exists()
+    past = Limits(time_s=1.0, started=time.perf_counter() - 5.0)     # the run's deadline has passed
+    with pytest.raises(CertificateLimit, match="time limit"):
+        write_certificate(loaded, result, str(path), kernel="numpy", limits=past)
+    assert not path.exists()
+    info = write_certificate(loaded, result, str(path), kernel="numpy", limits=Limits(max_states=states))
+    assert info["states"] == states and cert.check(loaded.task, cert.read(str(path))).states == states
+    # the command line: the plan and exit code of the search, a note instead of the file
+    path = tmp_path / "cli.cert"
+    code, out, err = run_cli(["solve", "sliding", files["sliding"], "-e", "astar", "--kernel", "numpy", "-q",
+                              "--json", "--max-states", cap, "--certificate", path], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["status"] == "optimal" and "certificate" not in doc
+    assert "no certificate written: state limit in the certificate pass" in err, err
+    assert err.count("\n") == 1 and not path.exists()
+    code, out, _ = run_cli(["verify", "sliding", files["sliding"], "--engines", "astar,bfs", "--kernel",
+                            "numpy", "--max-states", cap, "--certificate", tmp_path / "v"], capsys)
+    assert "certificate: none written (from astar)" in out, out
