@@ -58,11 +58,11 @@ def collect(kernel: Any, bound: int | None, clock: Clock | None = None) -> tuple
         for lo in range(0, todo.size, CHUNK):
             if clock is not None:
                 clock.note_bytes(table.nbytes + g.a.nbytes + done.a.nbytes)
-            if clock is not None and (clock.out_of_time() or clock.too_many(table.size)):
-                over = clock.max_states is not None and table.size > clock.max_states
-                raise CertificateLimit(f"{'state limit' if over else clock.reason()} in the certificate "
-                                       f"pass, after {table.size:,} states below the bound in "
-                                       f"{clock.elapsed():.1f} s")
+                if clock.out_of_time() or clock.too_many(table.size):
+                    over = clock.max_states is not None and table.size > clock.max_states
+                    raise CertificateLimit(f"{'state limit' if over else clock.reason()} in the certificate "
+                                           f"pass, after {table.size:,} states below the bound in "
+                                           f"{clock.elapsed():.1f} s")
             part = todo[lo: lo + CHUNK]
             done.a[part] = True
             succ, _, act = kernel.expand(kernel.unpack(table.keys[part]))
