@@ -158,6 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="expand every state with the reference interpreter (slow); default: its "
                          "straight-line transcription, cross-checked on every 64th state")
     cc.add_argument("--json", action="store_true", help="print one JSON object")
+    cc.add_argument("--time-limit", type=_positive_float, metavar="S",
+                    help="stop the check undecided (exit 12) after S seconds")
+    cc.add_argument("--max-memory", type=_positive_float, metavar="MB",
+                    help="stop the check undecided (exit 12) before its resident memory passes MB MiB "
+                         "(first estimated from the file's state count)")
 
     d = sub.add_parser("dump", help="print the grounded task (variables, actions, goal)")
     common(d)
@@ -462,9 +467,19 @@ def _check_certificate(args: argparse.Namespace) -> int:
     loaded = api.load_task(args.model, args.instance, args.options)
     if api.is_constraint_task(loaded.task):
         raise PuzzleError("certificates are for transition models only", code=EXIT_BAD_OPTION)
-    data = cert.read(args.certificate)
+    limits = None
+    if args.time_limit is not None or args.max_memory is not None:
+        limits = cert.CheckLimits(args.time_limit, args.max_memory, args.started)   # from the run's start
     try:
-        report = cert.check(loaded.task, data, "reference" if args.reference else "fast")
+        data = cert.read(args.certificate, limits)
+        report = cert.check(loaded.task, data, "reference" if args.reference else "fast", limits)
+    except cert.CheckUndecided as e:
+        if args.json:
+            print(json.dumps({"valid": None, "file": args.certificate, "undecided": e.message},
+                             ensure_ascii=False))
+        else:
+            print(f"{args.certificate}: {e.message}")
+        return e.code
     except cert.CertificateRejected as e:
         if args.json:
             print(json.dumps({"valid": False, "file": args.certificate, "reason": e.message},

@@ -474,9 +474,14 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
                                     limits=limits)
     except CertificateLimit as e:
         return {"path": None, "from": provers[0], "written": None, "check": None, "not_written": str(e)}
+    bounds = None
+    if limits is not None and (limits.time_s is not None or limits.max_rss_mb is not None):
+        bounds = cert.CheckLimits(limits.time_s, limits.max_rss_mb)   # the engine's, afresh for the check
     try:
-        report = cert.check(loaded.task, cert.read(str(path)))
+        report = cert.check_file(loaded.task, str(path), limits=bounds)
         checked: dict[str, Any] = report.to_json()
+    except cert.CheckUndecided as e:
+        checked = {"valid": None, "undecided": e.message}
     except cert.CertificateRejected as e:
         checked = {"valid": False, "reason": e.message}
     return {"path": str(path), "from": provers[0], "written": written, "check": checked}
@@ -491,5 +496,7 @@ def certificate_line(c: dict[str, Any]) -> str:
     if chk.get("valid"):
         return _wrap(f"certificate: {c['path']} (from {c['from']}; {size}) checked in plain Python, "
                      f"no kernels or solvers, in {chk['check_s']:.1f} s: valid")
+    if chk.get("undecided"):
+        return _wrap(f"certificate: {c['path']} (from {c['from']}; {size}) not confirmed: {chk['undecided']}")
     return _wrap(f"certificate: {c['path']} (from {c['from']}; {size}) REJECTED: {chk.get('reason')}")
 

@@ -343,3 +343,43 @@ def test_the_certificate_pass_keeps_the_runs_limits(files, tmp_path, capsys):
     code, out, _ = run_cli(["verify", "sliding", files["sliding"], "--engines", "astar,bfs", "--kernel",
                             "numpy", "--max-states", cap, "--certificate", tmp_path / "v"], capsys)
     assert "certificate: none written (from astar)" in out, out
+
+
+def test_the_check_keeps_its_limits(sliding_cert, files, tmp_path, capsys, monkeypatch):
+    """A certificate's size is its writer's choice, so the checker has limits of its own: past its
+    time or memory limit it stops undecided (exit 12), neither accepting nor rejecting."""
+    import time
+
+    loaded, _, c = sliding_cert
+    path = tmp_path / "s.cert"
+    write_certificate(loaded, api.solve(loaded, "bfs", Limits(), kernel="numpy"), str(path), kernel="numpy")
+    n = len(c.keys)
+    assert n > 3 * cert.LIMIT_EVERY
+    # generous limits: the same verdict as without them
+    assert cert.check_file(loaded.task, str(path), limits=cert.CheckLimits(600, 100_000)).states == n
+    # a deadline already passed: undecided before the first state, and no verdict
+    with pytest.raises(cert.CheckUndecided, match=r"time limit \(1 s\) after 0 of") as e:
+        cert.check(loaded.task, c, limits=cert.CheckLimits(1.0, None, time.perf_counter() - 5.0))
+    assert e.value.code == 12
+    # too little memory for the file's states: undecided from the header, before decoding
+    monkeypatch.setattr(cert, "rss_mb", lambda: 100.0)
+    need = n * cert.BYTES_PER_STATE / 2**20
+    with pytest.raises(cert.CheckUndecided, match=f"its {n:,} states need about"):
+        cert.read(str(path), cert.CheckLimits(None, 100.0 + need / 2))
+    assert len(cert.read(str(path), cert.CheckLimits(None, 100.0 + need * 2)).keys) == n
+    # the resident memory passes the limit while states are checked: stopped at the next look
+    looks = iter([0.0] + [1e9] * 10)
+    monkeypatch.setattr(cert, "rss_mb", lambda: next(looks))
+    with pytest.raises(cert.CheckUndecided, match=r"memory limit \(5000 MiB; resident 1,000,000,000 MiB\) "
+                                                   r"after 0 of"):
+        cert.check_file(loaded.task, str(path), limits=cert.CheckLimits(None, 5000.0))
+    monkeypatch.undo()
+    # the command line: one line, exit 12; --json says valid null and why
+    base = ["check-certificate", "sliding", files["sliding"], path]
+    code, out, _ = run_cli([*base, "--max-memory", max(1.0, cert.rss_mb() * 0.5)], capsys)
+    assert code == 12 and out.count("\n") == 1 and "check undecided" in out, out
+    code, out, _ = run_cli([*base, "--json", "--time-limit", 1e-6], capsys)
+    doc = json.loads(out)
+    assert code == 12 and doc["valid"] is None and "time limit" in doc["undecided"], doc
+    code, out, _ = run_cli([*base, "--time-limit", 600, "--max-memory", 100_000], capsys)
+    assert code == 0 and "certificate valid" in out, out

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 import zlib
@@ -54,7 +55,10 @@ MAGIC = b"PUZZLEPLAN-CERTIFICATE\n"
 FORMAT = "puzzleplan-certificate"
 VERSION = 1
 EXIT_CERT_REJECTED = 22          # the certificate was read but does not prove its claim
+EXIT_CHECK_LIMIT = 12            # the check stopped at its time or memory limit (solve's limit code)
 REFERENCE_EVERY = 64             # fast mode: every 64th state is also expanded by the reference
+LIMIT_EVERY = 1024               # states between two looks at the clock and the resident memory
+BYTES_PER_STATE = 128            # the key list and the key -> g table, per state of S (measured: 97-113)
 
 
 class CertificateFormatError(PuzzleError):
@@ -67,6 +71,49 @@ class CertificateRejected(PuzzleError):
     """The certificate was read but does not prove what it claims (exit 22)."""
 
     code = EXIT_CERT_REJECTED
+
+
+class CheckUndecided(PuzzleError):
+    """The check reached its time or memory limit (exit 12): the certificate is neither accepted nor
+    rejected, so nothing is claimed either way."""
+
+    code = EXIT_CHECK_LIMIT
+
+
+@dataclass
+class CheckLimits:
+    """What a check may spend.  A certificate's size is the writer's choice, so a checker without
+    limits could be made to run for hours or fill the machine's memory; at a limit it stops undecided.
+
+    ``seconds`` counts from ``start`` (on ``time.perf_counter``'s clock; default: when the check begins);
+    ``max_mb`` bounds the resident memory, first by an estimate from the header's state count
+    (``BYTES_PER_STATE``) before anything is decoded, then by the measured RSS while states are
+    checked."""
+
+    seconds: float | None = None
+    max_mb: float | None = None
+    start: float | None = None
+
+    def over(self, done: int, total: int) -> str | None:
+        """The reason to stop now, or None."""
+        t = time.perf_counter() - (self.start if self.start is not None else time.perf_counter())
+        if self.seconds is not None and t > self.seconds:
+            return f"time limit ({self.seconds:g} s) after {done:,} of {total:,} states"
+        if self.max_mb is not None:
+            mb = rss_mb()
+            if mb > self.max_mb:
+                return (f"memory limit ({self.max_mb:g} MiB; resident {mb:,.0f} MiB) after {done:,} of "
+                        f"{total:,} states")
+        return None
+
+
+def rss_mb() -> float:
+    """Resident memory now (Linux /proc; elsewhere 0, so only the size estimate applies)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
 
 
 # ----------------------------------------------------------------------------- layout and keys
@@ -161,8 +208,11 @@ def encode(header: dict[str, Any], words: Sequence[int], g: Sequence[int]) -> by
     return MAGIC + line + b"\n" + kz + gz
 
 
-def read(path: str) -> Certificate:
-    """Parse a certificate file; a file that is not one raises ``CertificateFormatError`` (exit 30)."""
+def read(path: str, limits: CheckLimits | None = None) -> Certificate:
+    """Parse a certificate file; a file that is not one raises ``CertificateFormatError`` (exit 30).
+
+    ``limits.max_mb``: a file whose states would not fit (the header's count times
+    ``BYTES_PER_STATE``) raises ``CheckUndecided`` before its body is decoded."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -192,6 +242,11 @@ def read(path: str) -> Certificate:
         raise
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         raise CertificateFormatError("malformed certificate header", path, 2) from None
+    if limits is not None and limits.max_mb is not None:
+        need = rss_mb() + n * (BYTES_PER_STATE + 16 * (W - 1)) / 2**20
+        if need > limits.max_mb:
+            raise CheckUndecided(f"check undecided: its {n:,} states need about {need:,.0f} MiB, over the "
+                                 f"memory limit of {limits.max_mb:g} MiB", path)
     body = data[end + 1:]
     if len(body) != kz + gz:
         raise CertificateFormatError(f"certificate body holds {len(body)} bytes, the header says {kz + gz}",
@@ -461,12 +516,15 @@ class CheckReport:
                 "timings": {k: round(v, 3) for k, v in self.timings.items()}}
 
 
-def check(task: Task, cert: Certificate, mode: str = "fast") -> CheckReport:
+def check(task: Task, cert: Certificate, mode: str = "fast",
+          limits: CheckLimits | None = None) -> CheckReport:
     """Accept ``cert`` for ``task`` or raise ``CertificateRejected`` saying which condition fails.
 
     ``mode``: "fast" (the transcription, cross-checked on every ``REFERENCE_EVERY``-th state)
-    or "reference" (``reference`` for every state)."""
+    or "reference" (``reference`` for every state).  ``limits``: at one, ``CheckUndecided``."""
     t0 = time.perf_counter()
+    if limits is not None and limits.start is None:
+        limits = CheckLimits(limits.seconds, limits.max_mb, time.perf_counter())
     head = cert.header
     where = cert.path or None
 
@@ -535,6 +593,10 @@ def check(task: Task, cert: Certificate, mode: str = "fast") -> CheckReport:
     edges = 0
     n_ref = 0
     for i, (k, g) in enumerate(zip(keys, gs)):
+        if limits is not None and i % LIMIT_EVERY == 0:
+            why = limits.over(i, len(keys))
+            if why:
+                raise CheckUndecided(f"check undecided: {why}", where)
         s = unpack(k)
         if any(not lo <= x <= hi for x, (lo, hi) in zip(s, lo_hi)):
             raise reject(f"state #{i} lies outside the variables' domains")
@@ -582,5 +644,7 @@ def _show(task: Task, s: Sequence[int]) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def check_file(task: Task, path: str, mode: str = "fast") -> CheckReport:
-    return check(task, read(path), mode)
+def check_file(task: Task, path: str, mode: str = "fast", limits: CheckLimits | None = None) -> CheckReport:
+    if limits is not None and limits.start is None:
+        limits = CheckLimits(limits.seconds, limits.max_mb, time.perf_counter())
+    return check(task, read(path, limits), mode, limits)

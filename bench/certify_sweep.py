@@ -1,0 +1,133 @@
+"""Certificates for a list of optima: ``solve --certificate`` then ``check-certificate``, per instance.
+
+Usage:
+    python bench/certify_sweep.py MODEL INSTANCE --vary KEY=V1,V2,... [-O KEY=VALUE ...]
+        [--engine astar] [--time-limit 300] [--max-memory 8000] [--check-time-limit 1800]
+        [--check-max-memory 8000] [--dir DIR] [--keep] [-o FILE]
+
+For each value of the varied option (e.g. ``--vary level=147,149`` on a multi-level Sokoban file),
+the search runs in a process of its own with the run's limits, which the certificate pass keeps
+too (docs/certificates.md); if it wrote a file, ``check-certificate`` (the plain-Python checker,
+another process) judges it.  Why a script and not a suite: a certificate is two commands, and the
+figures that matter are the certificate's size and the writing and checking times, which a solve
+record does not hold.  An optimum counts as *confirmed by a certificate* only when the check says
+``valid``; a limit in the certificate pass, or in the check (``undecided``), is recorded with its
+one-line reason.  The JSON is rewritten after every instance, with the load (``uptime``) before
+each run, and a Markdown table is written beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from puzzleplan.bench.scripting import markdown, parser, uptime, write_json
+
+
+def command() -> list[str]:
+    """The installed console script beside this interpreter (what a user runs), else its entry point."""
+    script = shutil.which("puzzleplan", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-c", "from puzzleplan.launch import main; main()"]
+
+
+def run(cmd: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    return p, time.perf_counter() - t0
+
+
+def one(args: Any, key: str, value: str) -> dict[str, Any]:
+    options = [*args.option, f"{key}={value}"]
+    flags = [x for o in options for x in ("-O", o)]
+    cert = Path(args.dir) / f"{Path(args.instance).stem}-{key}-{value}.json"
+    cert.unlink(missing_ok=True)
+    exe = command()
+    row: dict[str, Any] = {key: value, "options": options, "load_before": uptime()}
+    solve = [*exe, "solve", args.model, args.instance, *flags, "-e", args.engine, "--time-limit",
+             str(args.time_limit), "--max-memory", str(args.max_memory), "--certificate", str(cert), "--json"]
+    p, wall = run(solve, timeout=3 * args.time_limit + 120)
+    row["solve_wall_s"] = round(wall, 2)
+    try:
+        doc = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        row.update(status="error", error=(p.stderr.strip().splitlines() or ["no output"])[-1])
+        return row
+    stats = doc.get("stats", {})
+    row.update(status=doc.get("status"), cost=doc.get("cost"), optimal=doc.get("optimal"),
+               search_s=stats.get("time_s"), rss_peak_mb=stats.get("rss_peak_mb"))
+    c = doc.get("certificate") or {}
+    row.update(cert_states=c.get("states"), cert_bytes=c.get("bytes"), cert_write_s=c.get("write_s"))
+    note = [ln for ln in p.stderr.splitlines() if "no certificate written" in ln]
+    if note:
+        row["not_written"] = note[-1].strip()
+    if not cert.exists():
+        row["certificate"] = "not written"
+        return row
+    check = [*exe, "check-certificate", args.model, args.instance, str(cert), *flags, "--json",
+             "--time-limit", str(args.check_time_limit), "--max-memory", str(args.check_max_memory)]
+    q, cwall = run(check, timeout=args.check_time_limit + 120)
+    row["check_wall_s"] = round(cwall, 2)
+    try:
+        chk = json.loads(q.stdout)
+    except json.JSONDecodeError:
+        row.update(certificate="check failed", error=(q.stderr.strip().splitlines() or ["no output"])[-1])
+        return row
+    verdict = "valid" if chk.get("valid") else "undecided" if chk.get("undecided") else "rejected"
+    row.update(certificate=verdict, undecided=chk.get("undecided"), check_cost=chk.get("cost"),
+               check_kind=chk.get("kind"), check_s=chk.get("check_s"), check_mode=chk.get("mode"),
+               check_reason=chk.get("reason"))
+    if not args.keep:
+        cert.unlink(missing_ok=True)
+    return row
+
+
+def main() -> None:
+    ap = parser(__doc__, out_default="results/certify-sweep.json")
+    ap.add_argument("model")
+    ap.add_argument("instance")
+    ap.add_argument("--vary", required=True, metavar="KEY=V1,V2,...",
+                    help="one run per value of this model option")
+    ap.add_argument("-O", dest="option", action="append", default=[], metavar="KEY=VALUE",
+                    help="model option for every run")
+    ap.add_argument("--engine", default="astar")
+    ap.add_argument("--time-limit", type=float, default=300.0,
+                    help="solve's limit (its certificate pass keeps it)")
+    ap.add_argument("--max-memory", type=int, default=8000,
+                    help="solve's MiB limit (the certificate pass keeps it)")
+    ap.add_argument("--check-time-limit", type=float, default=1800.0,
+                    help="check-certificate's time limit (undecided past it)")
+    ap.add_argument("--check-max-memory", type=int, default=8000,
+                    help="check-certificate's MiB limit (undecided past it)")
+    ap.add_argument("--dir", default="results/certificates", help="where the certificate files go")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the certificate files (default: deleted once checked)")
+    args = ap.parse_args()
+    key, _, values = args.vary.partition("=")
+    Path(args.dir).mkdir(parents=True, exist_ok=True)
+    doc: dict[str, Any] = {"command": " ".join(sys.argv), "model": args.model, "instance": args.instance,
+                           "engine": args.engine, "time_limit_s": args.time_limit,
+                           "max_memory_mb": args.max_memory,
+                           "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "records": []}
+    for value in [v for v in values.split(",") if v]:
+        row = one(args, key, value)
+        doc["records"].append(row)
+        write_json(args.out, doc)
+        print(f"{key}={value}: {row.get('status')} {row.get('cost')}, certificate {row.get('certificate')}"
+              f" ({row.get('cert_states')} states; check {row.get('check_s')} s)", file=sys.stderr)
+    rows = [[r[key], r.get("status"), r.get("cost"), r.get("certificate"), r.get("cert_states"),
+             r.get("cert_write_s"), r.get("check_s"), r.get("not_written", "")] for r in doc["records"]]
+    n = sum(r.get("certificate") == "valid" for r in doc["records"])
+    doc["summary"] = f"{n} of {len(doc['records'])} optima confirmed by a checked certificate"
+    write_json(args.out, doc)
+    head = [key, "status", "cost", "certificate", "states", "write s", "check s", "note"]
+    Path(args.out).with_suffix(".md").write_text(markdown(head, rows) + "\n" + doc["summary"] + "\n")
+    print(doc["summary"])
+
+
+if __name__ == "__main__":
+    main()
