@@ -307,8 +307,8 @@ def _interrupted(signum: int, args: argparse.Namespace) -> int:
                               "options": {}, "stats": stats}, ensure_ascii=False))
         print(f"puzzleplan: {what}", file=sys.stderr)
         return EXIT_LIMIT
-    print(f"puzzleplan: interrupted ({signal.Signals(signum).name}) before the search began",
-          file=sys.stderr)
+    where = "before the search began" if args.command in ("solve", "verify") else f"during {args.command}"
+    print(f"puzzleplan: interrupted ({signal.Signals(signum).name}) {where}", file=sys.stderr)
     return SIGNAL_EXIT.get(signum, 130)
 
 
@@ -473,17 +473,11 @@ def _check_certificate(args: argparse.Namespace) -> int:
     try:
         data = cert.read(args.certificate, limits)
         report = cert.check(loaded.task, data, "reference" if args.reference else "fast", limits)
-    except cert.CheckUndecided as e:
+    except (cert.CheckUndecided, cert.CertificateRejected) as e:   # undecided: neither valid nor rejected
         if args.json:
-            print(json.dumps({"valid": None, "file": args.certificate, "undecided": e.message},
-                             ensure_ascii=False))
-        else:
-            print(f"{args.certificate}: {e.message}")
-        return e.code
-    except cert.CertificateRejected as e:
-        if args.json:
-            print(json.dumps({"valid": False, "file": args.certificate, "reason": e.message},
-                             ensure_ascii=False))
+            undecided = isinstance(e, cert.CheckUndecided)
+            print(json.dumps({"valid": None if undecided else False, "file": args.certificate,
+                              "undecided" if undecided else "reason": e.message}, ensure_ascii=False))
         else:
             print(f"{args.certificate}: {e.message}")
         return e.code
