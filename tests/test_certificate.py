@@ -383,3 +383,16 @@ def test_the_check_keeps_its_limits(sliding_cert, files, tmp_path, capsys, monke
     assert code == 12 and doc["valid"] is None and "time limit" in doc["undecided"], doc
     code, out, _ = run_cli([*base, "--time-limit", 600, "--max-memory", 100_000], capsys)
     assert code == 0 and "certificate valid" in out, out
+
+
+def test_the_cross_check_thins_out_on_large_files(sliding_cert, monkeypatch):
+    """Every 64th state is also expanded by the reference, until that would pass REFERENCE_STATES
+    states; then they spread evenly over S (the reference's cost grows with S, a bug shows on a
+    sample)."""
+    loaded, _, c = sliding_cert
+    n = len(c.keys)
+    assert cert.check(loaded.task, c).reference_states == -(-n // 64)
+    monkeypatch.setattr(cert, "REFERENCE_STATES", 10)
+    every = n // 10
+    assert every > 64
+    assert cert.check(loaded.task, c).reference_states == -(-n // every)
