@@ -80,6 +80,7 @@ def one(args: Any, key: str, value: str) -> dict[str, Any]:
     verdict = "valid" if chk.get("valid") else "undecided" if chk.get("undecided") else "rejected"
     row.update(certificate=verdict, undecided=chk.get("undecided"), check_cost=chk.get("cost"),
                check_kind=chk.get("kind"), check_s=chk.get("check_s"), check_mode=chk.get("mode"),
+               reference_states=chk.get("reference_states"),
                check_reason=chk.get("reason"))
     if not args.keep:
         cert.unlink(missing_ok=True)
