@@ -35,10 +35,19 @@ def command() -> list[str]:
     return [script] if script else [sys.executable, "-c", "from puzzleplan.launch import main; main()"]
 
 
-def run(cmd: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
+def run(cmd: list[str], timeout: float) -> tuple[dict[str, Any] | None, str, float]:
+    """(the one JSON object the command printed, None if it printed none; its stderr; wall s)."""
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-    return p, time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    try:
+        return json.loads(p.stdout), p.stderr, wall
+    except json.JSONDecodeError:
+        return None, p.stderr, wall
+
+
+def last_line(text: str) -> str:
+    return (text.strip().splitlines() or ["no output"])[-1]
 
 
 def one(args: Any, key: str, value: str) -> dict[str, Any]:
@@ -50,19 +59,17 @@ def one(args: Any, key: str, value: str) -> dict[str, Any]:
     row: dict[str, Any] = {key: value, "options": options, "load_before": uptime()}
     solve = [*exe, "solve", args.model, args.instance, *flags, "-e", args.engine, "--time-limit",
              str(args.time_limit), "--max-memory", str(args.max_memory), "--certificate", str(cert), "--json"]
-    p, wall = run(solve, timeout=3 * args.time_limit + 120)
+    doc, err, wall = run(solve, timeout=3 * args.time_limit + 120)
     row["solve_wall_s"] = round(wall, 2)
-    try:
-        doc = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        row.update(status="error", error=(p.stderr.strip().splitlines() or ["no output"])[-1])
+    if doc is None:
+        row.update(status="error", error=last_line(err))
         return row
     stats = doc.get("stats", {})
     row.update(status=doc.get("status"), cost=doc.get("cost"), optimal=doc.get("optimal"),
                search_s=stats.get("time_s"), rss_peak_mb=stats.get("rss_peak_mb"))
     c = doc.get("certificate") or {}
     row.update(cert_states=c.get("states"), cert_bytes=c.get("bytes"), cert_write_s=c.get("write_s"))
-    note = [ln for ln in p.stderr.splitlines() if "no certificate written" in ln]
+    note = [ln for ln in err.splitlines() if "no certificate written" in ln]
     if note:
         row["not_written"] = note[-1].strip()
     if not cert.exists():
@@ -70,12 +77,10 @@ def one(args: Any, key: str, value: str) -> dict[str, Any]:
         return row
     check = [*exe, "check-certificate", args.model, args.instance, str(cert), *flags, "--json",
              "--time-limit", str(args.check_time_limit), "--max-memory", str(args.check_max_memory)]
-    q, cwall = run(check, timeout=args.check_time_limit + 120)
+    chk, err, cwall = run(check, timeout=args.check_time_limit + 120)
     row["check_wall_s"] = round(cwall, 2)
-    try:
-        chk = json.loads(q.stdout)
-    except json.JSONDecodeError:
-        row.update(certificate="check failed", error=(q.stderr.strip().splitlines() or ["no output"])[-1])
+    if chk is None:
+        row.update(certificate="check failed", error=last_line(err))
         return row
     verdict = "valid" if chk.get("valid") else "undecided" if chk.get("undecided") else "rejected"
     row.update(certificate=verdict, undecided=chk.get("undecided"), check_cost=chk.get("cost"),
