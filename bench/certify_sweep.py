@@ -126,7 +126,8 @@ def main() -> None:
         print(f"{key}={value}: {row.get('status')} {row.get('cost')}, certificate {row.get('certificate')}"
               f" ({row.get('cert_states')} states; check {row.get('check_s')} s)", file=sys.stderr)
     rows = [[r[key], r.get("status"), r.get("cost"), r.get("certificate"), r.get("cert_states"),
-             r.get("cert_write_s"), r.get("check_s"), r.get("not_written", "")] for r in doc["records"]]
+             r.get("cert_write_s"), r.get("check_s"),
+             r.get("not_written") or r.get("undecided") or r.get("error") or ""] for r in doc["records"]]
     n = sum(r.get("certificate") == "valid" for r in doc["records"])
     doc["summary"] = f"{n} of {len(doc['records'])} optima confirmed by a checked certificate"
     write_json(args.out, doc)
