@@ -27,7 +27,7 @@ numpy: keys are read with the standard ``array`` module.  Successors come from
 ``reference.successors``, or, by default, from a straight-line Python transcription of the
 same rules (``_Transcription``) that is about ten times faster on big guards; every
 ``REFERENCE_EVERY``-th state (sparser on large files, so that about ``REFERENCE_STATES`` states
-spread over all of S are cross-checked: on Sokoban the reference costs 100 times the
+spread over all of S are cross-checked: on Sokoban the reference costs 50 times the
 transcription, and at every 64th state it took 43 % of a check) is also expanded by
 ``reference.successors`` and the two must agree, and ``mode="reference"`` uses the reference
 interpreter for every state.
