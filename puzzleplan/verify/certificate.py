@@ -45,7 +45,7 @@ import time
 import zlib
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from typing import Any
 
@@ -98,9 +98,13 @@ class CheckLimits:
     max_mb: float | None = None
     start: float | None = None
 
+    def begun(self) -> CheckLimits:
+        """These limits with their clock started (now, unless ``start`` was given)."""
+        return self if self.start is not None else replace(self, start=time.perf_counter())
+
     def over(self, done: int, total: int) -> str | None:
-        """The reason to stop now, or None."""
-        t = time.perf_counter() - (self.start if self.start is not None else time.perf_counter())
+        """The reason to stop now, or None (``start`` must be set: see ``begun``)."""
+        t = time.perf_counter() - (self.start or 0.0)
         if self.seconds is not None and t > self.seconds:
             return f"time limit ({self.seconds:g} s) after {done:,} of {total:,} states"
         if self.max_mb is not None:
@@ -528,8 +532,7 @@ def check(task: Task, cert: Certificate, mode: str = "fast",
     spread over S so that about ``REFERENCE_STATES`` are)
     or "reference" (``reference`` for every state).  ``limits``: at one, ``CheckUndecided``."""
     t0 = time.perf_counter()
-    if limits is not None and limits.start is None:
-        limits = CheckLimits(limits.seconds, limits.max_mb, time.perf_counter())
+    limits = limits.begun() if limits is not None else None
     head = cert.header
     where = cert.path or None
 
@@ -651,6 +654,5 @@ def _show(task: Task, s: Sequence[int]) -> str:
 
 
 def check_file(task: Task, path: str, mode: str = "fast", limits: CheckLimits | None = None) -> CheckReport:
-    if limits is not None and limits.start is None:
-        limits = CheckLimits(limits.seconds, limits.max_mb, time.perf_counter())
+    limits = limits.begun() if limits is not None else None   # one clock for reading and checking
     return check(task, read(path, limits), mode, limits)
