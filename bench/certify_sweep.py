@@ -3,7 +3,7 @@
 Usage:
     python bench/certify_sweep.py MODEL INSTANCE --vary KEY=V1,V2,... [-O KEY=VALUE ...]
         [--engine astar] [--time-limit 300] [--max-memory 8000] [--check-time-limit 1800]
-        [--check-max-memory 8000] [--dir DIR] [--keep] [-o FILE]
+        [--check-max-memory 8000] [--check-jobs 1] [--dir DIR] [--keep] [-o FILE]
 
 For each value of the varied option (e.g. ``--vary level=147,149`` on a multi-level Sokoban file),
 the search runs in a process of its own with the run's limits, which the certificate pass keeps
@@ -76,7 +76,8 @@ def one(args: Any, key: str, value: str) -> dict[str, Any]:
         row["certificate"] = "not written"
         return row
     check = [*exe, "check-certificate", args.model, args.instance, str(cert), *flags, "--json",
-             "--time-limit", str(args.check_time_limit), "--max-memory", str(args.check_max_memory)]
+             "--time-limit", str(args.check_time_limit), "--max-memory", str(args.check_max_memory),
+             "--jobs", str(args.check_jobs)]
     chk, err, cwall = run(check, timeout=args.check_time_limit + 120)
     row["check_wall_s"] = round(cwall, 2)
     if chk is None:
@@ -109,6 +110,8 @@ def main() -> None:
                     help="check-certificate's time limit (undecided past it)")
     ap.add_argument("--check-max-memory", type=int, default=8000,
                     help="check-certificate's MiB limit (undecided past it)")
+    ap.add_argument("--check-jobs", type=int, default=1,
+                    help="check-certificate's forked processes (--jobs)")
     ap.add_argument("--dir", default="results/certificates", help="where the certificate files go")
     ap.add_argument("--keep", action="store_true",
                     help="keep the certificate files (default: deleted once checked)")
@@ -117,7 +120,7 @@ def main() -> None:
     Path(args.dir).mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {"command": " ".join(sys.argv), "model": args.model, "instance": args.instance,
                            "engine": args.engine, "time_limit_s": args.time_limit,
-                           "max_memory_mb": args.max_memory,
+                           "max_memory_mb": args.max_memory, "check_jobs": args.check_jobs,
                            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "records": []}
     for value in [v for v in values.split(",") if v]:
         row = one(args, key, value)

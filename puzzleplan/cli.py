@@ -164,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--max-memory", type=_positive_float, metavar="MB",
                     help="stop the check undecided (exit 12) before its resident memory passes MB MiB "
                          "(first estimated from the file's state count)")
+    cc.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
+                    help="check slices of the certificate in N forked processes (default 1; where fork "
+                         "is missing, 1)")
 
     d = sub.add_parser("dump", help="print the grounded task (variables, actions, goal)")
     common(d)
@@ -473,7 +476,7 @@ def _check_certificate(args: argparse.Namespace) -> int:
         limits = cert.CheckLimits(args.time_limit, args.max_memory, args.started)   # from the run's start
     try:
         data = cert.read(args.certificate, limits)
-        report = cert.check(loaded.task, data, "reference" if args.reference else "fast", limits)
+        report = cert.check(loaded.task, data, "reference" if args.reference else "fast", limits, args.jobs)
     except (cert.CheckUndecided, cert.CertificateRejected) as e:   # undecided: neither valid nor rejected
         if args.json:
             undecided = isinstance(e, cert.CheckUndecided)

@@ -202,9 +202,10 @@ def test_a_goal_state_in_s_is_rejected(sliding_cert, tmp_path):
 def test_format_level_corruptions(sliding_cert, files):
     loaded, result, c = sliding_cert
     task = loaded.task
-    swapped = dataclasses.replace(c, keys=[c.keys[1], c.keys[0]] + c.keys[2:], g=[c.g[1], c.g[0]] + c.g[2:])
+    ks, gs = list(c.keys), list(c.g)
+    swapped = dataclasses.replace(c, keys=[ks[1], ks[0]] + ks[2:], g=[gs[1], gs[0]] + gs[2:])
     _rejects(task, swapped, "strictly ascending")
-    twice = dataclasses.replace(c, keys=c.keys + [c.keys[-1]], g=c.g + [c.g[-1]])
+    twice = dataclasses.replace(c, keys=ks + [ks[-1]], g=gs + [gs[-1]])
     _rejects(task, twice, "strictly ascending")
     _rejects(task, dataclasses.replace(c, header={**c.header, "fingerprint": "sha256:0"}), "another task")
     # the same certificate against another instance
@@ -223,7 +224,7 @@ def test_non_canonical_states_are_rejected(files, tmp_path):
     s = list(unpack(c.keys[i]))
     s[group[0]], s[group[1]] = s[group[1]], s[group[0]]       # the same board, objects not sorted
     k = sum((x - v.lo) << (64 * w + sh) for x, v, (w, sh, _) in zip(s, task.variables, layout))
-    keys = sorted(c.keys[:i] + c.keys[i + 1:] + [k])
+    keys = sorted(list(c.keys[:i]) + list(c.keys[i + 1:]) + [k])
     g = {**dict(zip(c.keys, c.g)), k: c.g[i]}
     _rejects(task, dataclasses.replace(c, keys=keys, g=[g[x] for x in keys]), "not in canonical form")
 
@@ -396,3 +397,96 @@ def test_the_cross_check_thins_out_on_large_files(sliding_cert, monkeypatch):
     every = n // 10
     assert every > 64
     assert cert.check(loaded.task, c).reference_states == -(-n // every)
+
+
+# ----------------------------------------------------------------------------- the fast paths
+def test_transcription_dispatch_agrees_with_the_reference(files):
+    """One successor function per value of the variable most guards pin (the player's square),
+    the unpinned actions in every one: the answers equal the reference's, states sampled by
+    random walks, on tasks with a pinned variable and without one (the sliding puzzle's moves
+    each pin another cell to the blank)."""
+    micro = f"{ROOT}/instances/sokoban/microban.xsb"
+    cases = [("sliding", str(files["sliding"]), [], False),
+             ("sokoban", micro, ["level=3", "metric=pushes", "prune=none"], True),
+             ("sokoban", micro, ["level=3", "metric=moves", "prune=none"], True),
+             ("kwirk", f"{ROOT}/instances/kwirk/going-up/06_1-6.txt", ["prune=none"], None),
+             (str(MODELS_DIR / "jugs.py"), str(files["jugs"]), ["cost=litres"], False)]
+    for name, inst, options, pinned in cases:
+        task = api.load_task(name, inst, options).task
+        tr = cert._Transcription(task)
+        if pinned is not None:
+            assert (tr.pin_var is not None) == pinned, name
+        v, by_value, rest = cert._dispatch(task)
+        listed = sorted(rest + [k for ks in by_value.values() for k in ks])
+        assert listed == list(range(len(task.actions)))          # every action in exactly one list
+        for c, ks in by_value.items():                           # and pinned where it says
+            assert all(cert._pin(task.actions[k].guard) == (v, c) for k in ks)
+        for s in sample_states(task, seed=11, n_walks=8, length=80):
+            for room in (1, 3, float("inf")):
+                assert tr.fn(s, room) == cert._reference_successors(task, s, room), (name, options, s, room)
+
+
+def test_key_table_answers_as_a_dict():
+    """The compact table (sorted keys, bucket index, bisection) against a dict, on seeded random
+    key sets: one-word keys in an array, clustered and spread, and multi-word Python ints."""
+    from array import array
+
+    rng = random.Random(7)
+    for n, bits, clustered, as_array in ((0, 64, False, True), (1, 64, False, True), (5, 8, False, True),
+                                         (3000, 64, False, True), (3000, 64, True, True),
+                                         (2000, 40, False, True), (1500, 150, False, False)):
+        if clustered:   # a few dense runs far apart: most buckets empty, a few full
+            pool = {base + rng.randrange(500) for base in (0, 2**40, 2**63) for _ in range(n // 3)}
+        else:
+            pool = {rng.randrange(2**bits) for _ in range(n)}
+        keys = sorted(pool)
+        gs = [rng.randrange(200) for _ in keys]
+        table = cert.KeyTable(array("Q", keys) if as_array else keys, array("B", gs))
+        want = dict(zip(keys, gs))
+        probes = keys + [rng.randrange(2**bits) for _ in range(500)] + [k + 1 for k in keys[:200]] + \
+            [k - 1 for k in keys[:200] if k]
+        if keys:
+            probes += [keys[0] - 1, keys[-1] + 1, 0]
+        for k in probes:
+            if k >= 0:
+                assert table.get(k) == want.get(k), (n, bits, k)
+
+
+@pytest.mark.skipif(not cert._CAN_FORK, reason="needs fork")
+def test_parallel_check_gives_the_serial_verdict(sliding_cert, files, tmp_path, capsys):
+    """``jobs`` forked workers over slices of S: the same verdict, transitions and cross-checked
+    states as one process on a valid certificate; every corruption rejected either way, with the
+    same reason."""
+    loaded, _, c = sliding_cert
+    task = loaded.task
+    one = cert.check(task, c)
+    for jobs in (2, 3, 7):
+        many = cert.check(task, c, jobs=jobs)
+        assert (many.states, many.transitions, many.reference_states) == \
+            (one.states, one.transitions, one.reference_states)
+    rng = random.Random(3)
+    n = len(c.keys)
+    for i in rng.sample(range(1, n), 6):
+        for bad in (_without(c, i), _with_g(c, i, max(0, c.g[i] - 1))):
+            try:
+                cert.check(task, bad)
+                serial = None
+            except cert.CertificateRejected as e:
+                serial = e.message
+            if serial is None:
+                continue        # a lower g can still be consistent; nothing to compare
+            with pytest.raises(cert.CertificateRejected) as e:
+                cert.check(task, bad, jobs=2)
+            assert e.value.message == serial
+    # the command line
+    path = tmp_path / "p.cert"
+    write_certificate(loaded, api.solve(loaded, "bfs", Limits(), kernel="numpy"), str(path), kernel="numpy")
+    code, out, _ = run_cli(["check-certificate", "sliding", files["sliding"], path, "--jobs", 2, "--json"],
+                           capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["valid"] and doc["transitions"] == one.transitions
+    # limits are the parent's: a deadline already passed leaves it undecided
+    import time
+
+    with pytest.raises(cert.CheckUndecided, match="time limit"):
+        cert.check(task, c, limits=cert.CheckLimits(1.0, None, time.perf_counter() - 5.0), jobs=2)

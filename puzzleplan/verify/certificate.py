@@ -39,14 +39,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import multiprocessing.connection
 import os
+import signal
 import sys
 import time
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import Any
 
 from ..ir.task import Task
@@ -62,7 +66,8 @@ EXIT_CHECK_LIMIT = 12            # the check stopped at its time or memory limit
 REFERENCE_EVERY = 64             # fast mode: every 64th state is also expanded by the reference,
 REFERENCE_STATES = 16384         # or every (|S| // 16,384)-th where that is sparser
 LIMIT_EVERY = 1024               # states between two looks at the clock and the resident memory
-BYTES_PER_STATE = 128            # the key list and the key -> g table, per state of S (measured: 97-113)
+BYTES_PER_STATE = 32             # one-word keys: the key and g arrays and the decoding (peak 21.5 measured)
+BYTES_PER_WORD = 24              # several words: a Python int a key, 32 + 24 W in all (measured 73, 97)
 
 
 class CertificateFormatError(PuzzleError):
@@ -102,13 +107,14 @@ class CheckLimits:
         """These limits with their clock started (now, unless ``start`` was given)."""
         return self if self.start is not None else replace(self, start=time.perf_counter())
 
-    def over(self, done: int, total: int) -> str | None:
-        """The reason to stop now, or None (``start`` must be set: see ``begun``)."""
+    def over(self, done: int, total: int, mb: float | None = None) -> str | None:
+        """The reason to stop now, or None (``start`` must be set: see ``begun``).  ``mb``: the
+        memory in use when the caller measured it (several processes), else this one's RSS."""
         t = time.perf_counter() - (self.start or 0.0)
         if self.seconds is not None and t > self.seconds:
             return f"time limit ({self.seconds:g} s) after {done:,} of {total:,} states"
         if self.max_mb is not None:
-            mb = rss_mb()
+            mb = rss_mb() if mb is None else mb
             if mb > self.max_mb:
                 return (f"memory limit ({self.max_mb:g} MiB; resident {mb:,.0f} MiB) after {done:,} of "
                         f"{total:,} states")
@@ -157,8 +163,9 @@ def fingerprint(task: Task) -> str:
 @dataclass
 class Certificate:
     header: dict[str, Any]
-    keys: list[int]          # packed canonical states as Python ints (word j at bit 64*j), ascending
-    g: list[int]             # cost-to-reach per key
+    keys: Sequence[int]      # packed canonical states (word j at bit 64*j), ascending: array("Q") for
+                             # one-word layouts, else a list of Python ints
+    g: Sequence[int]         # cost-to-reach per key (an array of the file's width)
     path: str = ""
 
 
@@ -251,30 +258,34 @@ def read(path: str, limits: CheckLimits | None = None) -> Certificate:
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         raise CertificateFormatError("malformed certificate header", path, 2) from None
     if limits is not None and limits.max_mb is not None:
-        need = rss_mb() + n * (BYTES_PER_STATE + 16 * (W - 1)) / 2**20
+        need = rss_mb() + n * (BYTES_PER_STATE if W == 1 else 32 + BYTES_PER_WORD * W) / 2**20
         if need > limits.max_mb:
             raise CheckUndecided(f"check undecided: its {n:,} states need about {need:,.0f} MiB, over the "
                                  f"memory limit of {limits.max_mb:g} MiB", path)
-    body = data[end + 1:]
+    body = memoryview(data)[end + 1:]
     if len(body) != kz + gz:
         raise CertificateFormatError(f"certificate body holds {len(body)} bytes, the header says {kz + gz}",
                                      path)
     try:
-        wa = _from_le("Q", zlib.decompress(body[:kz]))
+        raw = zlib.decompress(body[:kz])
         ga = _from_le(_TYPECODE[gb], zlib.decompress(body[kz:]))
+        if len(raw) % 8:
+            raise ValueError("section size is not a multiple of its item size")
     except (zlib.error, ValueError) as e:
         raise CertificateFormatError(f"corrupt certificate body: {e}", path) from None
-    if len(wa) != n * W or len(ga) != n:
-        raise CertificateFormatError(f"certificate body holds {len(wa) // W} keys and {len(ga)} g values, "
-                                     f"the header says {n}", path)
-    if encoding == "delta":
-        keys = [k & 0xFFFFFFFFFFFFFFFF for k in accumulate(wa)]
-    elif W == 1:
-        keys = wa.tolist()
-    else:
-        flat = wa.tolist()
-        keys = [sum(flat[i + j] << (64 * j) for j in range(W)) for i in range(0, len(flat), W)]
-    return Certificate(head, keys, ga.tolist(), path)
+    del data, body
+    if len(raw) != 8 * n * W or len(ga) != n:
+        raise CertificateFormatError(f"certificate body holds {len(raw) // (8 * W)} keys and {len(ga)} g "
+                                     f"values, the header says {n}", path)
+    if W == 1:   # 8 bytes a key (see KeyTable)
+        wa = _from_le("Q", raw)
+        del raw
+        keys: Sequence[int] = array("Q", (k & 0xFFFFFFFFFFFFFFFF for k in accumulate(wa))) \
+            if encoding == "delta" else wa
+    else:        # each key's W little-endian words, lowest first, are the key's little-endian bytes
+        mv, step = memoryview(raw), 8 * W
+        keys = [int.from_bytes(mv[i: i + step], "little") for i in range(0, len(raw), step)]
+    return Certificate(head, keys, ga, path)
 
 
 # ----------------------------------------------------------------------------- symmetry
@@ -355,7 +366,7 @@ def check_symmetry(task: Task) -> str:
 
 # ----------------------------------------------------------------------------- successors
 class _Transcription:
-    """The reference rules for one task written out as straight-line Python (one function).
+    """The reference rules for one task written out as straight-line Python.
 
     Every node the goal or a guard reads is computed once per state, in topological order,
     with the same Python operation ``reference.evaluate`` applies (booleans as Python bools,
@@ -363,6 +374,14 @@ class _Transcription:
     computed inside its ``if guard:``.  Unlike the reference it evaluates both arms of an
     ``ite`` and every item of an ``element``: any exception is answered by redoing that state
     with ``reference.successors``.
+
+    Most ground actions of a board puzzle are pinned by one guard conjunct ``x_v == c`` to one
+    value of one variable (the player's square, the blank's cell), and a state evaluates only
+    the guards that can hold in it: one function per value ``c`` of the most-pinned variable,
+    holding the actions pinned to ``c`` and the unpinned ones, in action order (so the answer
+    is the same list).  An action pinned to ``c`` cannot fire in a state with ``x_v != c``, so
+    leaving it out of the other functions changes nothing.  On a Microban level (412 actions,
+    about 8 per player square) that is most of the check's time.
     """
 
     OPS = {"add": " + ", "sub": " - ", "mul": " * ", "floordiv": " // ", "mod": " % ",
@@ -371,24 +390,47 @@ class _Transcription:
     def __init__(self, task: Task):
         self.task = task
         self.consts: dict[str, Any] = {"_ma": min_assignment}
-        guard_roots = [task.goal] + [a.guard for a in task.actions]
-        self.names: dict[int, str] = {}
-        self.items: dict[tuple[int, ...], str] = {}
-        lines = ["def _succ(s, room):"]
+        self.pin_var, by_value, rest = _dispatch(task)
+        funcs = [self._function("_rest", rest)]
+        for c, ks in sorted(by_value.items()):
+            funcs.append(self._function(f"_on{c}", sorted(ks + rest)))
+        if self.pin_var is None:
+            funcs.append("def _succ(s, room):\n    return _rest(s, room)")
+        else:
+            table = ", ".join(f"{c}: _on{c}" for c in sorted(by_value))
+            funcs.append(f"_BY = {{{table}}}\n"
+                         f"def _succ(s, room):\n    return _BY.get(s[{self.pin_var}], _rest)(s, room)")
+        self.source = "\n\n".join(funcs)
+
+        def bad(k: int) -> None:
+            raise reference.DomainViolation(f"action {task.actions[k].label} leaves a variable's domain")
+
+        self.consts["_bad"] = bad
+        ns = dict(self.consts)
+        exec(compile(self.source, f"<certificate transcription of {task.name}>", "exec"), ns)
+        self.fn: Callable[[Sequence[int], float], list[tuple[int, list[int]]] | None] = ns["_succ"]
+
+    def _function(self, fname: str, ks: Sequence[int]) -> str:
+        """One successor function over the actions ``ks`` (ascending) and the goal."""
+        task = self.task
+        names: dict[int, str] = {}
+        items: dict[tuple[int, ...], str] = {}
+        lines = [f"def {fname}(s, room):"]
         lines.append("    " + "".join(f"x{i}, " for i in range(task.n_vars)) + "= s")
         body: list[str] = []
-        for n in walk(guard_roots):
-            body.extend(self._emit(n, self.names, self.items))
+        for n in walk([task.goal] + [task.actions[k].guard for k in ks]):
+            body.extend(self._emit(n, names, items))
         lines.extend("    " + ln for ln in body)
-        lines.append(f"    if {self.names[id(task.goal)]}:\n        return None")
+        lines.append(f"    if {names[id(task.goal)]}:\n        return None")
         lines.append("    out = []")
-        for k, a in enumerate(task.actions):
-            lines.append(f"    if {a.cost} < room and {self.names[id(a.guard)]}:")
-            local, items = dict(self.names), dict(self.items)
+        for k in ks:
+            a = task.actions[k]
+            lines.append(f"    if {a.cost} < room and {names[id(a.guard)]}:")
+            local, its = dict(names), dict(items)
             eroots = [e.value for e in a.effects] + [e.cond for e in a.effects if e.cond is not None]
             for n in walk(eroots):
                 if id(n) not in local:
-                    lines.extend("        " + ln for ln in self._emit(n, local, items, f"a{k}_"))
+                    lines.extend("        " + ln for ln in self._emit(n, local, its, f"a{k}_"))
             lines.append("        t = list(s)")
             for e in a.effects:
                 info = task.variables[e.var]
@@ -400,15 +442,7 @@ class _Transcription:
                 lines.append(f"        if not {info.lo} <= t[{e.var}] <= {info.hi}:\n            _bad({k})")
             lines.append(f"        out.append(({k}, t))")
         lines.append("    return out")
-        self.source = "\n".join(lines)
-
-        def bad(k: int) -> None:
-            raise reference.DomainViolation(f"action {task.actions[k].label} leaves a variable's domain")
-
-        self.consts["_bad"] = bad
-        ns = dict(self.consts)
-        exec(compile(self.source, f"<certificate transcription of {task.name}>", "exec"), ns)
-        self.fn: Callable[[Sequence[int], float], list[tuple[int, list[int]]] | None] = ns["_succ"]
+        return "\n".join(lines)
 
     def _emit(self, n: Expr, names: dict[int, str], items: dict[tuple[int, ...], str],
               prefix: str = "") -> list[str]:
@@ -453,6 +487,39 @@ class _Transcription:
             raise NotImplementedError(op)
         names[id(n)] = name
         return pre + [f"{name} = {r}"]
+
+
+def _pin(guard: Expr) -> tuple[int, int] | None:
+    """``(v, c)`` when one top-level conjunct of ``guard`` is ``x_v == c`` (a constant), else None."""
+    for n in (guard.args if guard.op == "and" else (guard,)):
+        if n.op == "eq" and len(n.args) == 2:
+            a, b = n.args
+            if a.op == "const":
+                a, b = b, a
+            if a.op == "var" and b.op == "const":
+                return int(a.val), int(b.val)  # type: ignore[call-overload]
+    return None
+
+
+def _dispatch(task: Task) -> tuple[int | None, dict[int, list[int]], list[int]]:
+    """The variable that pins the most actions, the actions pinned to each of its values, and
+    the rest (every action when no variable pins at least half of them)."""
+    pins = [_pin(a.guard) for a in task.actions]
+    count: dict[int, int] = {}
+    for p in pins:
+        if p is not None:
+            count[p[0]] = count.get(p[0], 0) + 1
+    v = max(count, key=lambda x: (count[x], -x)) if count else None
+    if v is None or 2 * count[v] < len(task.actions):
+        return None, {}, list(range(len(task.actions)))
+    by_value: dict[int, list[int]] = {}
+    rest: list[int] = []
+    for k, p in enumerate(pins):
+        if p is not None and p[0] == v:
+            by_value.setdefault(p[1], []).append(k)
+        else:
+            rest.append(k)
+    return v, by_value, rest
 
 
 def _reference_successors(task: Task, s: Sequence[int], room: float) -> list[tuple[int, list[int]]] | None:
@@ -505,6 +572,144 @@ def _unpack_function(task: Task, layout: Sequence[tuple[int, int, int]]) -> Call
     return ns["_unpack"]
 
 
+# ----------------------------------------------------------------------------- the key table
+class KeyTable:
+    """g by key over the certificate's ascending keys, without a dict.
+
+    A dict of Python ints costs about 110 bytes a state; the keys as one ``array('Q')`` (one-word
+    layouts) and the g values as a small-int array cost 9-16, so a check of 300 M states fits in
+    a few GiB.  A lookup finds the key's bucket (its offset from the smallest key, shifted so that
+    about ``BUCKET`` keys share one) and searches the bucket by bisection.  Nothing is written
+    after construction, so forked workers share the pages (``_in_parallel``)."""
+
+    BUCKET = 32
+
+    def __init__(self, keys: Sequence[int], g: Sequence[int]):
+        self.keys, self.g = keys, g
+        n = len(keys)
+        self.lo = keys[0] if n else 0
+        span = (keys[-1] - self.lo + 1) if n else 1
+        want = max(1, n // self.BUCKET)
+        self.shift = max(0, span.bit_length() - want.bit_length())
+        nb = ((span - 1) >> self.shift) + 1
+        self.nb = nb
+        self.starts = array("Q" if n >= 1 << 32 else "I",
+                            (bisect_left(keys, self.lo + (b << self.shift)) for b in range(nb)))
+        self.starts.append(n)
+
+    def get(self, k: int) -> int | None:
+        """g of ``k``, or None when ``k`` is not a key."""
+        b = (k - self.lo) >> self.shift
+        if b < 0 or b >= self.nb:
+            return None
+        hi = self.starts[b + 1]
+        i = bisect_left(self.keys, k, self.starts[b], hi)
+        return self.g[i] if i < hi and self.keys[i] == k else None
+
+
+_CAN_FORK = hasattr(os, "fork") and "fork" in multiprocessing.get_all_start_methods()
+POLL_S = 0.5                     # the parent looks at its workers' progress, the clock and memory
+
+
+def _in_parallel(scan: Callable[[int, int, Callable[[int], None]], tuple[int, int]], n: int, jobs: int,
+                 limits: CheckLimits | None, where: str | None) -> tuple[int, int]:
+    """``scan`` over ``jobs`` slices of ``0 .. n-1`` in forked processes; (transitions, cross-checked).
+
+    The workers inherit the keys, the table and the successor functions by fork and write
+    nothing into them.  A rejection in any slice rejects the certificate; the time and memory limits
+    are watched here (memory: the proportional set sizes of all the processes, so shared pages
+    count once), and a worker that dies without an answer leaves the check undecided.  A
+    rejection names the first bad state of S, as one process would: the slices before the one
+    that rejected are finished, those after it stopped."""
+    ctx = multiprocessing.get_context("fork")
+    cuts = [n * j // jobs for j in range(jobs + 1)]
+    done = ctx.Array("q", jobs, lock=False)
+    procs: list[Any] = []
+    conns: dict[Any, int] = {}
+
+    def work(j: int, conn: Any) -> None:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)        # the parent answers signals and stops us
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+        def tick(d: int) -> None:
+            done[j] = d
+
+        try:
+            msg: tuple[str, Any] = ("ok", scan(cuts[j], cuts[j + 1], tick))
+        except CertificateRejected as e:
+            msg = ("rejected", e.message)
+        except BaseException as e:   # noqa: BLE001 - reported to the parent, which decides
+            msg = ("error", f"{type(e).__name__}: {e}")
+        conn.send(msg)
+        conn.close()
+        os._exit(0)
+
+    edges = n_ref = 0
+    rejected: dict[int, str] = {}
+    try:
+        for j in range(jobs):
+            r, w = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=work, args=(j, w), daemon=True)
+            p.start()
+            w.close()
+            procs.append(p)
+            conns[r] = j
+        while conns:
+            if limits is not None:
+                mb = pss_mb([os.getpid()] + [p.pid for p in procs if p.is_alive()])
+                why = limits.over(sum(done), n, mb)
+                if why:
+                    raise CheckUndecided(f"check undecided: {why}", where)
+            for r in multiprocessing.connection.wait(list(conns), timeout=POLL_S):
+                if r not in conns:      # a later slice, stopped by a rejection in this round
+                    continue
+                j = conns.pop(r)
+                try:
+                    kind, val = r.recv()
+                except (EOFError, OSError):
+                    procs[j].join(1)
+                    raise CheckUndecided(f"check undecided: worker {j + 1} of {jobs} stopped without an "
+                                         f"answer (exit code {procs[j].exitcode})", where) from None
+                if kind == "rejected":   # the first bad state of S, as one process names it: wait for the
+                    rejected[j] = val    # slices before this one, stop those after it
+                    for k in list(conns.values()):
+                        if k > j:
+                            procs[k].terminate()
+                    conns = {r: k for r, k in conns.items() if k < j}
+                    continue
+                if kind == "error":
+                    raise CheckUndecided(f"check undecided: worker {j + 1} of {jobs} failed: {val}", where)
+                edges, n_ref = edges + val[0], n_ref + val[1]
+                done[j] = cuts[j + 1] - cuts[j]
+        if rejected:
+            raise CertificateRejected(rejected[min(rejected)], where)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join()
+    return edges, n_ref
+
+
+def pss_mb(pids: Sequence[int]) -> float:
+    """Memory of these processes together: the sum of their proportional set sizes (Linux
+    ``smaps_rollup``: a page shared by k of them counts 1/k in each), else of their RSS."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+                total += next(int(ln.split()[1]) for ln in f if ln.startswith("Pss:")) / 1024
+        except (OSError, ValueError, IndexError, StopIteration):
+            try:
+                with open(f"/proc/{pid}/statm", encoding="ascii") as f:
+                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+            except (OSError, ValueError, IndexError, AttributeError):
+                pass
+    return total
+
+
 # ----------------------------------------------------------------------------- the check
 @dataclass
 class CheckReport:
@@ -525,12 +730,13 @@ class CheckReport:
 
 
 def check(task: Task, cert: Certificate, mode: str = "fast",
-          limits: CheckLimits | None = None) -> CheckReport:
+          limits: CheckLimits | None = None, jobs: int = 1) -> CheckReport:
     """Accept ``cert`` for ``task`` or raise ``CertificateRejected`` saying which condition fails.
 
     ``mode``: "fast" (the transcription, cross-checked on every ``REFERENCE_EVERY``-th state, or
     spread over S so that about ``REFERENCE_STATES`` are)
-    or "reference" (``reference`` for every state).  ``limits``: at one, ``CheckUndecided``."""
+    or "reference" (``reference`` for every state).  ``limits``: at one, ``CheckUndecided``.
+    ``jobs``: forked processes that check slices of S (``_in_parallel``; one where fork is missing)."""
     t0 = time.perf_counter()
     limits = limits.begun() if limits is not None else None
     head = cert.header
@@ -560,9 +766,9 @@ def check(task: Task, cert: Certificate, mode: str = "fast",
         raise reject(f"optimum {C!r} is not a non-negative integer")
     room_all = float("inf") if C is None else C
     keys, gs = cert.keys, cert.g
-    if any(b <= a for a, b in zip(keys, keys[1:])):
+    if any(b <= a for a, b in pairwise(keys)):
         raise reject("its keys are not strictly ascending (a state is listed twice or out of order)")
-    table = dict(zip(keys, gs))
+    table = KeyTable(keys, gs)
     key_of = _key_function(task, layout)
     unpack = _unpack_function(task, layout)
     # the plan first: cheap, and an optimum certificate without a replayable plan proves nothing
@@ -585,8 +791,8 @@ def check(task: Task, cert: Certificate, mode: str = "fast",
         if keys:
             raise reject("optimum 0 needs no states, yet the certificate lists some")
     elif table.get(init_key) != 0:
-        raise reject("the initial state is not in S with g = 0"
-                     + ("" if init_key not in table else f" (its g is {table[init_key]})"))
+        g0 = table.get(init_key)
+        raise reject("the initial state is not in S with g = 0" + ("" if g0 is None else f" (its g is {g0})"))
     t_load = time.perf_counter()
 
     lo_hi = [(v.lo, v.hi) for v in task.variables]
@@ -599,50 +805,65 @@ def check(task: Task, cert: Certificate, mode: str = "fast",
             fast = None
     every = max(REFERENCE_EVERY, len(keys) // REFERENCE_STATES)
     used_mode = "fast" if fast is not None else "reference"
-    edges = 0
-    n_ref = 0
-    for i, (k, g) in enumerate(zip(keys, gs)):
-        if limits is not None and i % LIMIT_EVERY == 0:
-            why = limits.over(i, len(keys))
+    get = table.get
+
+    def scan(lo: int, hi: int, tick: Callable[[int], None]) -> tuple[int, int]:
+        """Conditions 1-3 for the states ``lo .. hi-1``: (transitions, states cross-checked)."""
+        edges = 0
+        n_ref = 0
+        for i in range(lo, hi):
+            if (i - lo) % LIMIT_EVERY == 0:
+                tick(i - lo)
+            k, g = keys[i], gs[i]
+            s = unpack(k)
+            if any(not lo_ <= x <= hi_ for x, (lo_, hi_) in zip(s, lo_hi)):
+                raise reject(f"state #{i} lies outside the variables' domains")
+            if key_of(s) != k:
+                raise reject(f"state #{i} is not in canonical form")
+            if C is not None and not 0 <= g < C:
+                raise reject(f"state #{i} has g = {g}, outside 0..{C - 1}")
+            room = room_all - g
+            try:
+                if fast is None:
+                    succ = _reference_successors(task, s, room)
+                else:
+                    try:
+                        succ = fast(s, room)
+                    except reference.DomainViolation:
+                        raise
+                    except Exception:
+                        succ = _reference_successors(task, s, room)
+                    if i % every == 0:
+                        n_ref += 1
+                        ref = _reference_successors(task, s, room)
+                        if ref != succ:
+                            raise reject(f"state #{i}: the fast successor function disagrees with the "
+                                         "reference (a bug in the checker; rerun with --reference)")
+            except reference.DomainViolation as e:
+                raise reject(f"state #{i}: {e}") from None
+            if succ is None:
+                raise reject(f"state #{i} ({_show(task, s)}) is a goal state, at g = {g}")
+            for a, t in succ:
+                edges += 1
+                gt = get(key_of(t))
+                c = g + costs[a]
+                if gt is None or gt > c:
+                    what = "is missing from S" if gt is None else f"has g = {gt}, more than {g} + {costs[a]}"
+                    raise reject(f"state #{i} ({_show(task, s)}): the successor by "
+                                 f"{task.actions[a].label} at cost {c} {what}")
+        return edges, n_ref
+
+    n = len(keys)
+    jobs = max(1, min(jobs, n)) if _CAN_FORK else 1
+    if jobs == 1:
+        def tick(done: int) -> None:
+            why = limits.over(done, n) if limits is not None else None
             if why:
                 raise CheckUndecided(f"check undecided: {why}", where)
-        s = unpack(k)
-        if any(not lo <= x <= hi for x, (lo, hi) in zip(s, lo_hi)):
-            raise reject(f"state #{i} lies outside the variables' domains")
-        if key_of(s) != k:
-            raise reject(f"state #{i} is not in canonical form")
-        if C is not None and not 0 <= g < C:
-            raise reject(f"state #{i} has g = {g}, outside 0..{C - 1}")
-        room = room_all - g
-        try:
-            if fast is None:
-                succ = _reference_successors(task, s, room)
-            else:
-                try:
-                    succ = fast(s, room)
-                except reference.DomainViolation:
-                    raise
-                except Exception:
-                    succ = _reference_successors(task, s, room)
-                if i % every == 0:
-                    n_ref += 1
-                    ref = _reference_successors(task, s, room)
-                    if ref != succ:
-                        raise reject(f"state #{i}: the fast successor function disagrees with the reference "
-                                     "(a bug in the checker; rerun with --reference)")
-        except reference.DomainViolation as e:
-            raise reject(f"state #{i}: {e}") from None
-        if succ is None:
-            raise reject(f"state #{i} ({_show(task, s)}) is a goal state, at g = {g}")
-        for a, t in succ:
-            edges += 1
-            tk = key_of(t)
-            gt = table.get(tk)
-            c = g + costs[a]
-            if gt is None or gt > c:
-                what = "is missing from S" if gt is None else f"has g = {gt}, more than {g} + {costs[a]}"
-                raise reject(f"state #{i} ({_show(task, s)}): the successor by "
-                             f"{task.actions[a].label} at cost {c} {what}")
+
+        edges, n_ref = scan(0, n, tick)
+    else:
+        edges, n_ref = _in_parallel(scan, n, jobs, limits, where)
     t_end = time.perf_counter()
     return CheckReport(kind, C, len(keys), edges, t_end - t0, used_mode, n_ref,
                        {"symmetry_s": t_sym - t0, "load_s": t_load - t_sym, "closure_s": t_end - t_load})
@@ -653,6 +874,7 @@ def _show(task: Task, s: Sequence[int]) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def check_file(task: Task, path: str, mode: str = "fast", limits: CheckLimits | None = None) -> CheckReport:
+def check_file(task: Task, path: str, mode: str = "fast", limits: CheckLimits | None = None,
+               jobs: int = 1) -> CheckReport:
     limits = limits.begun() if limits is not None else None   # one clock for reading and checking
-    return check(task, read(path, limits), mode, limits)
+    return check(task, read(path, limits), mode, limits, jobs)
