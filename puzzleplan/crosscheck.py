@@ -413,7 +413,7 @@ def print_stream(loaded: api.Loaded, engines: list[str], limits: Limits, kernel:
     v = run(loaded, engines, limits, kernel, count, jobs, on_result=emit)
     cert = None
     if certificate_dir is not None:
-        cert = certify(loaded, v, certificate_dir, kernel, model, limits)
+        cert = certify(loaded, v, certificate_dir, kernel, model, limits, jobs)
     if as_json:
         doc = v.to_json(loaded)
         if certificate_dir is not None:
@@ -437,13 +437,14 @@ def _wrap(text: str) -> str:
 
 
 def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy",
-            model: str | None = None, limits: Limits | None = None) -> dict[str, Any] | None:
+            model: str | None = None, limits: Limits | None = None, jobs: int = 1) -> dict[str, Any] | None:
     """``verify --certificate DIR``: write the certificate of the proven answer and check it at once.
 
     The certificate comes from the first engine whose proof the verdict counts (its verified plan and
     the states below the optimum, collected anew); the check is ``verify/certificate.py``'s plain-Python
     one (no kernels, no solvers), so a valid one stands on its own, whatever the engines share.
-    ``limits``: one engine's, kept by the pass that collects the states.  Returns what was written
+    ``limits``: one engine's, kept by the pass that collects the states.  ``jobs``: the check's
+    processes (``verify --jobs``, as many as the engines had).  Returns what was written
     and checked; with ``"not_written"`` (the reason) when that pass reached a limit; None when
     nothing was proven.
     """
@@ -478,7 +479,7 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
     if limits is not None and (limits.time_s is not None or limits.max_rss_mb is not None):
         bounds = cert.CheckLimits(limits.time_s, limits.max_rss_mb)   # the engine's, afresh for the check
     try:
-        report = cert.check_file(loaded.task, str(path), limits=bounds)
+        report = cert.check_file(loaded.task, str(path), limits=bounds, jobs=jobs)
         checked: dict[str, Any] = report.to_json()
     except cert.CheckUndecided as e:
         checked = {"valid": None, "undecided": e.message}

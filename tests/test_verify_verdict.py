@@ -160,6 +160,12 @@ def test_cli_certificate_dir_writes_and_checks(tmp_path, capsys):
     assert c["check"]["valid"] is True and c["check"]["cost"] == doc["optimum"]
     files = list(d.iterdir())
     assert len(files) == 1 and str(files[0]) == c["path"]
+    # with --jobs the check runs in as many processes, to the same verdict and counts
+    code, out, err = run_cli([*argv, "--jobs", 2], capsys)
+    c2 = json.loads(out)["certificate"]
+    assert code == 0 and c2["check"]["valid"] is True, err
+    for key in ("states", "transitions", "cost"):
+        assert c2["check"][key] == c["check"][key]
     # the file stands on its own: check-certificate accepts it, and rejects it once a byte is changed
     code, out, err = run_cli(["check-certificate", "klotski", p, "-O", "metric=steps", files[0]], capsys)
     assert code == 0, err
