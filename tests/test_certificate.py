@@ -490,3 +490,9 @@ def test_parallel_check_gives_the_serial_verdict(sliding_cert, files, tmp_path, 
 
     with pytest.raises(cert.CheckUndecided, match="time limit"):
         cert.check(task, c, limits=cert.CheckLimits(1.0, None, time.perf_counter() - 5.0), jobs=2)
+    with pytest.raises(cert.CheckUndecided, match=r"memory limit \(1 MiB; resident"):
+        cert.check(task, c, limits=cert.CheckLimits(None, 1.0), jobs=2)
+    import os
+
+    together = cert.pss_mb([os.getpid()])      # this process alone: its PSS, at most its RSS
+    assert 0 < together <= cert.rss_mb() + 1

@@ -121,10 +121,10 @@ class CheckLimits:
         return None
 
 
-def rss_mb() -> float:
+def rss_mb(pid: int | str = "self") -> float:
     """Resident memory now (Linux /proc; elsewhere 0, so only the size estimate applies)."""
     try:
-        with open("/proc/self/statm", encoding="ascii") as f:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, IndexError, AttributeError):
         return 0.0
@@ -702,11 +702,7 @@ def pss_mb(pids: Sequence[int]) -> float:
             with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
                 total += next(int(ln.split()[1]) for ln in f if ln.startswith("Pss:")) / 1024
         except (OSError, ValueError, IndexError, StopIteration):
-            try:
-                with open(f"/proc/{pid}/statm", encoding="ascii") as f:
-                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-            except (OSError, ValueError, IndexError, AttributeError):
-                pass
+            total += rss_mb(pid)
     return total
 
 
