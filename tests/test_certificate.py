@@ -496,3 +496,42 @@ def test_parallel_check_gives_the_serial_verdict(sliding_cert, files, tmp_path, 
 
     together = cert.pss_mb([os.getpid()])      # this process alone: its PSS, at most its RSS
     assert 0 < together <= cert.rss_mb() + 1
+
+
+def test_the_writer_lays_out_the_same_bytes_as_encode():
+    """The writer builds the file from numpy arrays (no Python int a word); the bytes equal
+    ``encode``'s from lists, on seeded random sorted keys of one and two words."""
+    import numpy as np
+
+    from puzzleplan.certificate import file_bytes
+
+    rng = np.random.default_rng(5)
+    cases = ((1, 0, 1), (1, 1, 3), (1, 5000, 200), (1, 3000, 70000), (2, 4000, 9), (3, 50, 300))
+    for words, n, gmax in cases:
+        raw = rng.integers(0, 2**63, size=(n, words), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        # ascending as integers, word 0 lowest
+        ints = sorted({sum(int(w) << (64 * j) for j, w in enumerate(row)) for row in raw})
+        keys = np.array([[(k >> (64 * j)) & (2**64 - 1) for j in range(words)] for k in ints],
+                        dtype=np.uint64).reshape(-1, words)
+        gs = rng.integers(0, gmax, size=keys.shape[0], dtype=np.int64)
+        header = {"format": cert.FORMAT, "version": cert.VERSION, "kind": "optimum",
+                  "layout": {"words": words, "vars": []}}
+        want = cert.encode(header, keys.ravel().tolist(), gs.tolist())
+        assert file_bytes(header, keys, gs) == want, (words, n)
+
+
+def test_the_pass_refuses_a_finish_over_its_memory_budget(files, tmp_path, monkeypatch):
+    """Sorting and writing S adds memory after the last expansion; the pass estimates it
+    (``FINISH_BYTES`` a state) against the run's budget and writes nothing when it would not fit,
+    instead of running past ``--max-memory``."""
+    import puzzleplan.certificate as writer
+
+    loaded = api.load_task("sliding", str(files["sliding"]))
+    result = api.solve(loaded, "bfs", Limits(), kernel="numpy")
+    path = tmp_path / "m.cert"
+    assert writer.write_certificate(loaded, result, str(path), kernel="numpy", limits=Limits(max_mb=4000))
+    path.unlink()
+    monkeypatch.setattr(writer, "FINISH_BYTES", lambda words: 2**40)
+    with pytest.raises(writer.CertificateLimit, match="certificate pass: sorting and writing"):
+        writer.write_certificate(loaded, result, str(path), kernel="numpy", limits=Limits(max_mb=4000))
+    assert not path.exists()

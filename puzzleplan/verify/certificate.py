@@ -169,7 +169,7 @@ class Certificate:
     path: str = ""
 
 
-def _g_bytes(max_g: int) -> int:
+def g_bytes(max_g: int) -> int:
     for b in (1, 2, 4):
         if max_g < 1 << (8 * b):
             return b
@@ -208,14 +208,22 @@ def encode(header: dict[str, Any], words: Sequence[int], g: Sequence[int]) -> by
     wa = array("Q", words)
     if len(wa) != n * W:
         raise ValueError("keys and g values differ in number")
-    encoding = "delta" if W == 1 else "raw"
-    if encoding == "delta" and n:
+    if W == 1 and n:
         d = array("Q", [wa[0]])
         d.extend(b - a for a, b in zip(wa, wa[1:]))
         wa = d
-    gb = _g_bytes(max(g, default=0))
-    kz = zlib.compress(_to_le(wa), 6)
-    gz = zlib.compress(_to_le(array(_TYPECODE[gb], g)), 6)
+    gb = g_bytes(max(g, default=0))
+    return encode_sections(header, n, _to_le(wa), gb, _to_le(array(_TYPECODE[gb], g)))
+
+
+def encode_sections(header: dict[str, Any], n: int, keys_le: Any, gb: int, g_le: Any) -> bytes:
+    """The file from its two sections laid out already (``encode`` without Python lists, for a
+    writer that holds the keys in arrays): ``keys_le`` the keys' little-endian words as
+    ``encode`` describes them (differences with one word per key), ``g_le`` ``gb`` bytes a g."""
+    W = int(header["layout"]["words"])
+    encoding = "delta" if W == 1 else "raw"
+    kz = zlib.compress(keys_le, 6)
+    gz = zlib.compress(g_le, 6)
     head = dict(header)
     head.update(states=n, keys={"encoding": encoding, "zlib_bytes": len(kz)},
                 g={"bytes": gb, "zlib_bytes": len(gz)})
