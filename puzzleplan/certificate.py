@@ -85,7 +85,7 @@ def collect(kernel: Any, bound: int | None, clock: Clock | None = None) -> tuple
     n = table.size
     if clock is not None and clock.max_bytes is not None:
         # sorting and writing: a sorted copy of the keys and g, the order, and the file's sections
-        need = table.nbytes + g.a.nbytes + done.a.nbytes + n * FINISH_BYTES(kernel.n_words)
+        need = table.nbytes + g.a.nbytes + done.a.nbytes + n * finish_bytes(kernel.n_words)
         if need > clock.max_bytes:
             raise CertificateLimit(f"memory limit in the certificate pass: sorting and writing {n:,} states "
                                    f"needs about {need / 2**20:,.0f} MiB, over the budget of "
@@ -95,7 +95,7 @@ def collect(kernel: Any, bound: int | None, clock: Clock | None = None) -> tuple
     return keys[order], gs[order]
 
 
-def FINISH_BYTES(words: int) -> int:   # noqa: N802 - a size rule, read like a constant
+def finish_bytes(words: int) -> int:
     """Bytes a state that the end of the pass adds: the order (8), the sorted keys and g (8 W + 8),
     the keys' section (8 W) and the g section (at most 8)."""
     return 16 * words + 24

@@ -522,7 +522,7 @@ def test_the_writer_lays_out_the_same_bytes_as_encode():
 
 def test_the_pass_refuses_a_finish_over_its_memory_budget(files, tmp_path, monkeypatch):
     """Sorting and writing S adds memory after the last expansion; the pass estimates it
-    (``FINISH_BYTES`` a state) against the run's budget and writes nothing when it would not fit,
+    (``finish_bytes`` a state) against the run's budget and writes nothing when it would not fit,
     instead of running past ``--max-memory``."""
     import puzzleplan.certificate as writer
 
@@ -531,7 +531,7 @@ def test_the_pass_refuses_a_finish_over_its_memory_budget(files, tmp_path, monke
     path = tmp_path / "m.cert"
     assert writer.write_certificate(loaded, result, str(path), kernel="numpy", limits=Limits(max_mb=4000))
     path.unlink()
-    monkeypatch.setattr(writer, "FINISH_BYTES", lambda words: 2**40)
+    monkeypatch.setattr(writer, "finish_bytes", lambda words: 2**40)
     with pytest.raises(writer.CertificateLimit, match="certificate pass: sorting and writing"):
         writer.write_certificate(loaded, result, str(path), kernel="numpy", limits=Limits(max_mb=4000))
     assert not path.exists()

@@ -384,7 +384,8 @@ class _Transcription:
     with ``reference.successors``.
 
     Most ground actions of a board puzzle are pinned by one guard conjunct ``x_v == c`` to one
-    value of one variable (the player's square, the blank's cell), and a state evaluates only
+    value of one variable (the player's square in Sokoban; the sliding puzzle's moves each pin
+    another cell, so no variable qualifies there), and a state evaluates only
     the guards that can hold in it: one function per value ``c`` of the most-pinned variable,
     holding the actions pinned to ``c`` and the unpinned ones, in action order (so the answer
     is the same list).  An action pinned to ``c`` cannot fire in a state with ``x_v != c``, so
