@@ -28,7 +28,6 @@ from .solvers.visited import Growable, StateTable
 from .verify import certificate as fmt
 
 CHUNK = 1 << 15
-_INF = np.iinfo(np.int64).max
 
 
 class CertificateLimit(Exception):
@@ -37,15 +36,20 @@ class CertificateLimit(Exception):
 
 
 def collect(kernel: Any, bound: int | None, clock: Clock | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(keys (N, W) uint64 sorted ascending as integers, g (N,) int64): the canonical states
-    reachable at cost < ``bound`` (every reachable state when None) with their least costs.
+    """(keys (N, W) uint64 sorted ascending as integers, g (N,) unsigned, as narrow as the largest g
+    allows): the canonical states reachable at cost < ``bound`` (every reachable state when
+    None) with their least costs.
 
-    ``clock``: the limits to keep, checked before each chunk (``CertificateLimit`` past them)."""
-    table = StateTable(kernel.n_words)
-    g = Growable(np.int64, _INF)
-    done = Growable(np.bool_, False)
+    ``clock``: the limits to keep, checked before each chunk, before the table grows, and before
+    the sort (``CertificateLimit`` past them)."""
+    W = kernel.n_words
     if bound is not None and bound <= 0:
-        return np.zeros((0, kernel.n_words), dtype=np.uint64), np.zeros(0, dtype=np.int64)
+        return np.zeros((0, W), dtype=np.uint64), np.zeros(0, dtype=np.uint8)
+    # g below the bound fits 32 bits on any task a machine can enumerate: half of int64's bytes
+    gtype = np.int32 if bound is not None and bound < np.iinfo(np.int32).max else np.int64
+    table = StateTable(W)
+    g = Growable(gtype, np.iinfo(gtype).max)
+    done = Growable(np.bool_, False)
     ids, _ = table.insert(kernel.canon_pack(kernel.init_state()))
     g.ensure(table.keys.shape[0])
     done.ensure(table.keys.shape[0])
@@ -72,49 +76,84 @@ def collect(kernel: Any, bound: int | None, clock: Clock | None = None) -> tuple
                 succ, nc = succ[keep], nc[keep]
             if not nc.size:
                 continue
-            tids, _ = table.insert(kernel.canon_pack(succ))
+            packed = kernel.canon_pack(succ)
+            if clock is not None and clock.max_bytes is not None:
+                _room_to_grow(table, g, done, table.size + packed.shape[0], clock)
+            tids, _ = table.insert(packed)
             g.ensure(table.keys.shape[0])
             done.ensure(table.keys.shape[0])
             before = g.a[tids].copy()
-            np.minimum.at(g.a, tids, nc)
+            np.minimum.at(g.a, tids, nc.astype(gtype))
             better = np.unique(tids[g.a[tids] < before])
             if better.size:
                 gv = g.a[better]
                 for v in np.unique(gv):
                     buckets.setdefault(int(v), []).append(better[gv == v])
     n = table.size
+    keys_all, g_all = table.keys, g.a
+    del table, g, done       # the hash slots and the done flags: not needed to sort and write
+    gb = fmt.g_bytes(int(g_all[:n].max()) if n else 0)
     if clock is not None and clock.max_bytes is not None:
-        # sorting and writing: a sorted copy of the keys and g, the order, and the file's sections
-        need = table.nbytes + g.a.nbytes + done.a.nbytes + n * finish_bytes(kernel.n_words)
+        need = finish_peak(keys_all.nbytes, g_all.nbytes, n, W, gb)
         if need > clock.max_bytes:
             raise CertificateLimit(f"memory limit in the certificate pass: sorting and writing {n:,} states "
                                    f"needs about {need / 2**20:,.0f} MiB, over the budget of "
                                    f"{clock.max_bytes / 2**20:,.0f} MiB")
-    keys, gs = table.keys[:n], g.a[:n]
-    order = np.argsort(keys[:, 0], kind="stable") if keys.shape[1] == 1 else np.lexsort(keys.T)
-    return keys[order], gs[order]
+    keys = keys_all[:n]
+    # the keys are distinct (one row a state), so an unstable sort gives the one order
+    order = np.argsort(keys[:, 0]) if W == 1 else np.lexsort(keys.T)
+    gs = g_all[:n].astype(f"<u{gb}")
+    del g_all
+    gs = gs[order]
+    keys = keys[order]
+    del keys_all, order
+    return keys, gs
 
 
-def finish_bytes(words: int) -> int:
-    """Bytes a state that the end of the pass adds: the order (8), the sorted keys and g (8 W + 8),
-    the keys' section (8 W) and the g section (at most 8)."""
-    return 16 * words + 24
+def _room_to_grow(table: StateTable, g: Growable, done: Growable, n: int, clock: Clock) -> None:
+    """``CertificateLimit`` when room for ``n`` states (what ``StateTable.insert`` reserves for a
+    batch) would take the table past the memory budget: growing doubles the keys, the slots, g and
+    the done flags, the old keys, g and flags alive beside the new ones while they are copied (the
+    old slots are freed first)."""
+    grown = table.bytes_at(n) + g.bytes_at(n) + done.bytes_at(n)
+    if grown == table.nbytes + g.a.nbytes + done.a.nbytes:
+        return
+    need = grown + table.keys.nbytes + g.a.nbytes + done.a.nbytes
+    if need > clock.max_bytes:  # type: ignore[operator]
+        clock.memory_refused = True
+        raise CertificateLimit(f"memory limit in the certificate pass: growing to {n:,} states needs "
+                               f"about {need / 2**20:,.0f} MiB, over the budget of "
+                               f"{clock.max_bytes / 2**20:,.0f} MiB")  # type: ignore[operator]
 
 
-def file_bytes(header: dict[str, Any], keys: np.ndarray, gs: np.ndarray) -> bytes:
-    """``verify.certificate.encode``'s file from arrays: the same bytes without a Python int a
-    word (which cost about 40 bytes a state at the end of the pass, and ran 24 GB out of memory
-    on a 310 M-state Microban certificate)."""
+def finish_peak(keys_bytes: int, g_bytes: int, n: int, words: int, gb: int) -> int:
+    """Bytes the sort and the file take at their peak, the hash slots already freed: the table's
+    keys and g, the order (8 a state; ``lexsort`` may copy the key columns too) and the narrowed
+    g; then the table's keys, the order, the sorted g and the sorted keys; then, in ``file_parts``,
+    the sorted keys (their own section), g, and the compressed copies (at most as large)."""
+    first = keys_bytes + g_bytes + n * (8 + gb + (8 * words if words > 1 else 0))
+    second = keys_bytes + n * (8 + 2 * gb + 8 * words)
+    third = n * (16 * words + 2 * gb)
+    return max(first, second, third)
+
+
+def file_parts(header: dict[str, Any], keys: np.ndarray, gs: np.ndarray) -> list[bytes]:
+    """``verify.certificate.encode``'s file from arrays, in parts to write one after the other:
+    the same bytes without a Python int a word (which cost about 40 bytes a state at the end of
+    the pass, and ran 24 GB out of memory on a 310 M-state Microban certificate) and without one
+    copy of the whole file.  One-word keys are turned into their differences in place: ``keys``
+    is spent."""
     n = keys.shape[0]
-    if keys.shape[1] == 1 and n:   # one word a key: the first key, then the differences
-        words = np.empty(n, dtype="<u8")
-        words[0] = keys[0, 0]
-        np.subtract(keys[1:, 0], keys[:-1, 0], out=words[1:])
-    else:
-        words = np.ascontiguousarray(keys, dtype="<u8")
+    if keys.shape[1] == 1 and n:   # the first key, then the differences, from the end backwards
+        col = keys[:, 0]
+        for hi in range(n, 1, -CHUNK):
+            lo = max(hi - CHUNK, 1)
+            col[lo:hi] -= col[lo - 1: hi - 1].copy()
+    words = np.ascontiguousarray(keys, dtype="<u8")
     gb = fmt.g_bytes(int(gs.max()) if n else 0)
+    g_le = np.ascontiguousarray(gs, dtype=f"<u{gb}")
     section = memoryview(words).cast("B") if words.size else b""
-    return fmt.encode_sections(header, n, section, gb, gs.astype(f"<u{gb}").tobytes())
+    return fmt.encode_parts(header, n, section, gb, memoryview(g_le).cast("B") if n else b"")
 
 
 def write_certificate(loaded: Any, result: Result, path: str, kernel: str = "numpy",
@@ -155,11 +194,13 @@ def write_certificate(loaded: Any, result: Result, path: str, kernel: str = "num
         "layout": {"words": fmt.n_words(layout), "vars": [list(x) for x in layout]},
         "engine": result.engine, "written_by": f"puzzleplan {__version__}",
     }
-    data = file_bytes(header, keys, gs)
+    n = int(keys.shape[0])
+    parts = file_parts(header, keys, gs)
+    del keys, gs
     try:
         with open(path, "wb") as f:
-            f.write(data)
+            f.writelines(parts)
     except OSError as e:
         raise PuzzleError(f"cannot write certificate: {e.strerror}", path, code=EXIT_OUTPUT) from None
-    return {"path": path, "kind": kind, "cost": bound, "states": int(keys.shape[0]), "bytes": len(data),
+    return {"path": path, "kind": kind, "cost": bound, "states": n, "bytes": sum(len(p) for p in parts),
             "write_s": round(time.perf_counter() - t0, 3)}

@@ -499,14 +499,16 @@ def test_parallel_check_gives_the_serial_verdict(sliding_cert, files, tmp_path, 
 
 
 def test_the_writer_lays_out_the_same_bytes_as_encode():
-    """The writer builds the file from numpy arrays (no Python int a word); the bytes equal
-    ``encode``'s from lists, on seeded random sorted keys of one and two words."""
+    """The writer builds the file from numpy arrays (no Python int a word, the differences of
+    one-word keys taken in place, chunk by chunk from the end); the bytes equal ``encode``'s from
+    lists, on seeded random sorted keys of one to three words, over several chunks too."""
     import numpy as np
 
-    from puzzleplan.certificate import file_bytes
+    from puzzleplan.certificate import CHUNK, file_parts
 
     rng = np.random.default_rng(5)
-    cases = ((1, 0, 1), (1, 1, 3), (1, 5000, 200), (1, 3000, 70000), (2, 4000, 9), (3, 50, 300))
+    cases = ((1, 0, 1), (1, 1, 3), (1, 5000, 200), (1, 3000, 70000), (1, 2 * CHUNK + 7, 300),
+             (1, CHUNK + 1, 2), (2, 4000, 9), (3, 50, 300))
     for words, n, gmax in cases:
         raw = rng.integers(0, 2**63, size=(n, words), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         # ascending as integers, word 0 lowest
@@ -517,13 +519,13 @@ def test_the_writer_lays_out_the_same_bytes_as_encode():
         header = {"format": cert.FORMAT, "version": cert.VERSION, "kind": "optimum",
                   "layout": {"words": words, "vars": []}}
         want = cert.encode(header, keys.ravel().tolist(), gs.tolist())
-        assert file_bytes(header, keys, gs) == want, (words, n)
+        assert b"".join(file_parts(header, keys, gs)) == want, (words, n)
 
 
 def test_the_pass_refuses_a_finish_over_its_memory_budget(files, tmp_path, monkeypatch):
-    """Sorting and writing S adds memory after the last expansion; the pass estimates it
-    (``finish_bytes`` a state) against the run's budget and writes nothing when it would not fit,
-    instead of running past ``--max-memory``."""
+    """Sorting and writing S takes memory after the last expansion; the pass estimates its peak
+    (``finish_peak``) against the run's budget and writes nothing when it would not fit, instead
+    of running past ``--max-memory``."""
     import puzzleplan.certificate as writer
 
     loaded = api.load_task("sliding", str(files["sliding"]))
@@ -531,7 +533,32 @@ def test_the_pass_refuses_a_finish_over_its_memory_budget(files, tmp_path, monke
     path = tmp_path / "m.cert"
     assert writer.write_certificate(loaded, result, str(path), kernel="numpy", limits=Limits(max_mb=4000))
     path.unlink()
-    monkeypatch.setattr(writer, "finish_bytes", lambda words: 2**40)
+    monkeypatch.setattr(writer, "finish_peak", lambda *sizes: 2**40)
     with pytest.raises(writer.CertificateLimit, match="certificate pass: sorting and writing"):
         writer.write_certificate(loaded, result, str(path), kernel="numpy", limits=Limits(max_mb=4000))
     assert not path.exists()
+
+
+def test_the_pass_refuses_to_grow_its_table_past_the_memory_budget(files, tmp_path):
+    """The table doubles in one step (keys, slots, g and the done flags, the old arrays beside the
+    new): the pass estimates that step before it takes it, so a budget that the table fits before
+    the last doubling but not through it stops the pass there, not past ``--max-memory``."""
+    from puzzleplan.certificate import CertificateLimit
+    from puzzleplan.solvers.visited import capacity_for
+
+    loaded = api.load_task("sliding", f"{ROOT}/instances/sliding/eight.txt#eight-hardest-a")
+    result = api.solve(loaded, "bfs", Limits(), kernel="numpy")
+    states = len(collect(loaded.kernel("numpy"), result.cost)[0])
+    cap = capacity_for(states, 1 << 12)        # at least; a large batch can double it once more
+    assert cap >= 1 << 16                      # the table grew several times
+    per_slot = 8 + 8 + 4 + 1                   # key, two int32 slots, int32 g, the done flag
+    before = (cap // 2) * per_slot             # the table just before its last doubling
+    path = tmp_path / "g.cert"
+    # room for the table before the last doubling, not for the doubling itself
+    with pytest.raises(CertificateLimit, match="growing to .* states needs about"):
+        write_certificate(loaded, result, str(path), kernel="numpy",
+                          limits=Limits(max_mb=(before * 2.2) / 2**20))
+    assert not path.exists()
+    info = write_certificate(loaded, result, str(path), kernel="numpy",
+                             limits=Limits(max_mb=(cap * per_slot * 8) / 2**20))
+    assert info["states"] == states and cert.check(loaded.task, cert.read(str(path))).states == states

@@ -217,9 +217,14 @@ def encode(header: dict[str, Any], words: Sequence[int], g: Sequence[int]) -> by
 
 
 def encode_sections(header: dict[str, Any], n: int, keys_le: Any, gb: int, g_le: Any) -> bytes:
-    """The file from its two sections laid out already (``encode`` without Python lists, for a
-    writer that holds the keys in arrays): ``keys_le`` the keys' little-endian words as
-    ``encode`` describes them (differences with one word per key), ``g_le`` ``gb`` bytes a g."""
+    """The file from its two sections laid out already: ``keys_le`` the keys' little-endian words
+    as ``encode`` describes them (differences with one word per key), ``g_le`` ``gb`` bytes a g."""
+    return b"".join(encode_parts(header, n, keys_le, gb, g_le))
+
+
+def encode_parts(header: dict[str, Any], n: int, keys_le: Any, gb: int, g_le: Any) -> list[bytes]:
+    """``encode_sections`` as the parts a writer puts one after the other (one that holds the keys
+    in arrays, and need not copy the whole file into one object)."""
     W = int(header["layout"]["words"])
     encoding = "delta" if W == 1 else "raw"
     kz = zlib.compress(keys_le, 6)
@@ -228,7 +233,7 @@ def encode_sections(header: dict[str, Any], n: int, keys_le: Any, gb: int, g_le:
     head.update(states=n, keys={"encoding": encoding, "zlib_bytes": len(kz)},
                 g={"bytes": gb, "zlib_bytes": len(gz)})
     line = json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return MAGIC + line + b"\n" + kz + gz
+    return [MAGIC + line + b"\n", kz, gz]
 
 
 def read(path: str, limits: CheckLimits | None = None) -> Certificate:
