@@ -19,9 +19,11 @@ each run, and a Markdown table is written beside it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,15 +37,41 @@ def command() -> list[str]:
     return [script] if script else [sys.executable, "-c", "from puzzleplan.launch import main; main()"]
 
 
-def run(cmd: list[str], timeout: float) -> tuple[dict[str, Any] | None, str, float]:
-    """(the one JSON object the command printed, None if it printed none; its stderr; wall s)."""
+def run(cmd: list[str], timeout: float) -> tuple[dict[str, Any] | None, str, float, float | None]:
+    """(the one JSON object the command printed, None if it printed none; its stderr; wall s; its
+    peak resident MiB, None where ``os.wait4`` is missing).
+
+    The peak is the kernel's own (``ru_maxrss`` of the reaped child): the whole process, the
+    certificate pass included, where the solve record's ``rss_peak_mb`` covers the search alone.
+    Past ``timeout`` the child is killed."""
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-    wall = time.perf_counter() - t0
+    if not hasattr(os, "wait4"):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        return _parse(p.stdout), p.stderr, time.perf_counter() - t0, None
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(cmd, stdout=out, stderr=err)
+        while True:
+            pid, _, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - t0 > timeout:
+                child.kill()
+                _, _, usage = os.wait4(child.pid, 0)
+                break
+            time.sleep(0.1)
+        child.returncode = 0   # reaped here: Popen must not wait for it again
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        peak = usage.ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
+        return _parse(out.read().decode()), err.read().decode(errors="replace"), wall, round(peak, 1)
+
+
+def _parse(text: str) -> dict[str, Any] | None:
     try:
-        return json.loads(p.stdout), p.stderr, wall
+        return json.loads(text)
     except json.JSONDecodeError:
-        return None, p.stderr, wall
+        return None
 
 
 def last_line(text: str) -> str:
@@ -53,14 +81,16 @@ def last_line(text: str) -> str:
 def one(args: Any, key: str, value: str) -> dict[str, Any]:
     options = [*args.option, f"{key}={value}"]
     flags = [x for o in options for x in ("-O", o)]
-    cert = Path(args.dir) / f"{Path(args.instance).stem}-{key}-{value}.json"
+    # every option in the name: two sweeps side by side (pushes and moves) never share a file
+    tag = "-".join(o.replace("=", "-").replace("/", "_") for o in options)
+    cert = Path(args.dir) / f"{Path(args.instance).stem}-{tag}.cert"
     cert.unlink(missing_ok=True)
     exe = command()
     row: dict[str, Any] = {key: value, "options": options, "load_before": uptime()}
     solve = [*exe, "solve", args.model, args.instance, *flags, "-e", args.engine, "--time-limit",
              str(args.time_limit), "--max-memory", str(args.max_memory), "--certificate", str(cert), "--json"]
-    doc, err, wall = run(solve, timeout=3 * args.time_limit + 120)
-    row["solve_wall_s"] = round(wall, 2)
+    doc, err, wall, peak = run(solve, timeout=3 * args.time_limit + 120)
+    row.update(solve_wall_s=round(wall, 2), solve_peak_rss_mb=peak)
     if doc is None:
         row.update(status="error", error=last_line(err))
         return row
@@ -78,8 +108,10 @@ def one(args: Any, key: str, value: str) -> dict[str, Any]:
     check = [*exe, "check-certificate", args.model, args.instance, str(cert), *flags, "--json",
              "--time-limit", str(args.check_time_limit), "--max-memory", str(args.check_max_memory),
              "--jobs", str(args.check_jobs)]
-    chk, err, cwall = run(check, timeout=args.check_time_limit + 120)
-    row["check_wall_s"] = round(cwall, 2)
+    chk, err, cwall, cpeak = run(check, timeout=args.check_time_limit + 120)
+    # the parent's own peak: the forked workers share its arrays copy-on-write (their sum is in
+    # the check's own memory watch)
+    row.update(check_wall_s=round(cwall, 2), check_peak_rss_mb=cpeak)
     if chk is None:
         row.update(certificate="check failed", error=last_line(err))
         return row
@@ -129,12 +161,12 @@ def main() -> None:
         print(f"{key}={value}: {row.get('status')} {row.get('cost')}, certificate {row.get('certificate')}"
               f" ({row.get('cert_states')} states; check {row.get('check_s')} s)", file=sys.stderr)
     rows = [[r[key], r.get("status"), r.get("cost"), r.get("certificate"), r.get("cert_states"),
-             r.get("cert_write_s"), r.get("check_s"),
+             r.get("cert_write_s"), r.get("solve_peak_rss_mb"), r.get("check_s"),
              r.get("not_written") or r.get("undecided") or r.get("error") or ""] for r in doc["records"]]
     n = sum(r.get("certificate") == "valid" for r in doc["records"])
     doc["summary"] = f"{n} of {len(doc['records'])} optima confirmed by a checked certificate"
     write_json(args.out, doc)
-    head = [key, "status", "cost", "certificate", "states", "write s", "check s", "note"]
+    head = [key, "status", "cost", "certificate", "states", "write s", "solve peak MiB", "check s", "note"]
     Path(args.out).with_suffix(".md").write_text(markdown(head, rows) + "\n" + doc["summary"] + "\n")
     print(doc["summary"])
 
