@@ -45,7 +45,7 @@ def collect(kernel: Any, bound: int | None, clock: Clock | None = None) -> tuple
     W = kernel.n_words
     if bound is not None and bound <= 0:
         return np.zeros((0, W), dtype=np.uint64), np.zeros(0, dtype=np.uint8)
-    # g below the bound fits 32 bits on any task a machine can enumerate: half of int64's bytes
+    # every g stored is below the bound: int32 where the bound fits it (half of int64's bytes)
     gtype = np.int32 if bound is not None and bound < np.iinfo(np.int32).max else np.int64
     table = StateTable(W)
     g = Growable(gtype, np.iinfo(gtype).max)
