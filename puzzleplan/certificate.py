@@ -24,7 +24,7 @@ import numpy as np
 from . import __version__
 from .lang.errors import EXIT_BAD_OPTION, EXIT_OUTPUT, PuzzleError
 from .solvers.result import Clock, Limits, Result
-from .solvers.visited import Growable, StateTable
+from .solvers.visited import Growable, StateTable, growth_peak
 from .verify import certificate as fmt
 
 CHUNK = 1 << 15
@@ -112,13 +112,9 @@ def collect(kernel: Any, bound: int | None, clock: Clock | None = None) -> tuple
 
 def _room_to_grow(table: StateTable, g: Growable, done: Growable, n: int, clock: Clock) -> None:
     """``CertificateLimit`` when room for ``n`` states (what ``StateTable.insert`` reserves for a
-    batch) would take the table past the memory budget: growing doubles the keys, the slots, g and
-    the done flags, the old keys, g and flags alive beside the new ones while they are copied (the
-    old slots are freed first)."""
-    grown = table.bytes_at(n) + g.bytes_at(n) + done.bytes_at(n)
-    if grown == table.nbytes + g.a.nbytes + done.a.nbytes:
-        return
-    need = grown + table.keys.nbytes + g.a.nbytes + done.a.nbytes
+    batch) would take the table past the memory budget at the peak of its growth (the engines'
+    ``growth_peak``)."""
+    need = growth_peak(table, (g, done), n)
     if need > clock.max_bytes:  # type: ignore[operator]
         clock.memory_refused = True
         raise CertificateLimit(f"memory limit in the certificate pass: growing to {n:,} states needs "

@@ -27,7 +27,7 @@ from . import upgrade
 from .macro import MacroKernel
 from .plan import chain, concretise
 from .result import NO_PLAN, STOP, Clock, Limits, OutOfTime, Result
-from .visited import Growable, StateTable, action_dtype
+from .visited import Growable, StateTable, action_dtype, growth_peak
 
 INF = np.iinfo(np.int64).max // 4
 CHUNK = 1 << 16
@@ -240,14 +240,8 @@ def _fits(clock: Clock, table: StateTable, per_state: tuple[Growable, ...], K: n
         return True
 
     def peak(new_rows: int) -> int:
-        need = table.size + new_rows
-        grows = need > table.keys.shape[0]
-        if not grows and all(need <= a.a.shape[0] for a in per_state):
-            return 0        # nothing grows: what is already allocated was let through before
-        tab = table.bytes_at(need) + table.keys.nbytes if grows else table.nbytes   # old keys copied
-        after = sum(a.bytes_at(need) for a in per_state)
-        copying = max((a.a.nbytes for a in per_state if need > a.a.shape[0]), default=0)
-        return tab + after + copying + transient
+        grown = growth_peak(table, per_state, table.size + new_rows)
+        return grown + transient if grown else 0
 
     if peak(new) <= clock.max_bytes:
         return True

@@ -88,6 +88,21 @@ class StateTable:
         return cap * (8 * self.n_words + 2 * np.dtype(id_dtype(cap)).itemsize)
 
 
+def growth_peak(table: StateTable, per_state: tuple[Growable, ...], need: int) -> int:
+    """Bytes at the peak of growing ``table`` and its per-state arrays to hold ``need`` states; 0
+    when nothing grows (what is allocated already was let through before).  The grown arrays,
+    the old keys while the table copies them (its old slots are freed first), and the largest
+    old per-state array (they grow one at a time): what an engine asks before it inserts, so a
+    doubling never passes the memory budget."""
+    grows = need > table.keys.shape[0]
+    if not grows and all(need <= a.a.shape[0] for a in per_state):
+        return 0
+    tab = table.bytes_at(need) + table.keys.nbytes if grows else table.nbytes
+    after = sum(a.bytes_at(need) for a in per_state)
+    copying = max((a.a.nbytes for a in per_state if need > a.a.shape[0]), default=0)
+    return tab + after + copying
+
+
 def grow(a: np.ndarray, need: int, keep: int, fill: int | None = None) -> np.ndarray:
     """``a`` itself if it has ``need`` rows, else a copy with capacity doubled until it does.
 
