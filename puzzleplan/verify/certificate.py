@@ -213,18 +213,14 @@ def encode(header: dict[str, Any], words: Sequence[int], g: Sequence[int]) -> by
         d.extend(b - a for a, b in zip(wa, wa[1:]))
         wa = d
     gb = g_bytes(max(g, default=0))
-    return encode_sections(header, n, _to_le(wa), gb, _to_le(array(_TYPECODE[gb], g)))
-
-
-def encode_sections(header: dict[str, Any], n: int, keys_le: Any, gb: int, g_le: Any) -> bytes:
-    """The file from its two sections laid out already: ``keys_le`` the keys' little-endian words
-    as ``encode`` describes them (differences with one word per key), ``g_le`` ``gb`` bytes a g."""
-    return b"".join(encode_parts(header, n, keys_le, gb, g_le))
+    return b"".join(encode_parts(header, n, _to_le(wa), gb, _to_le(array(_TYPECODE[gb], g))))
 
 
 def encode_parts(header: dict[str, Any], n: int, keys_le: Any, gb: int, g_le: Any) -> list[bytes]:
-    """``encode_sections`` as the parts a writer puts one after the other (one that holds the keys
-    in arrays, and need not copy the whole file into one object)."""
+    """The file as the parts a writer puts one after the other, from its two sections laid out
+    already: ``keys_le`` the keys' little-endian words as ``encode`` describes them (differences
+    with one word per key), ``g_le`` ``gb`` bytes a g.  A writer that holds the keys in arrays
+    need not copy the whole file into one object."""
     W = int(header["layout"]["words"])
     encoding = "delta" if W == 1 else "raw"
     kz = zlib.compress(keys_le, 6)
