@@ -133,10 +133,11 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             if K is None:
                 continue
             g2 = gp[par] + cost
-            if not _fits(clock, table, (parent, action, gval, closed_at), K, succ.nbytes * 2):
+            fits, tight = _fits(clock, table, (parent, action, gval, closed_at), K, succ.nbytes * 2)
+            if not fits:
                 status = "limit"
                 break
-            sids, _ = table.insert(K)
+            sids, _ = table.insert(K, tight=tight)
             for arr in (parent, action, gval, closed_at):
                 arr.ensure(table.size)
             # keep, per state id, the cheapest new path; only improvements go on
@@ -223,30 +224,32 @@ def _take(by_g: dict[int, list[np.ndarray]], g: int, most: int) -> np.ndarray:
 
 
 def _fits(clock: Clock, table: StateTable, per_state: tuple[Growable, ...], K: np.ndarray,
-          transient: int) -> bool:
-    """Whether inserting ``K`` keeps the stored states within ``--max-states`` and, where the
-    table or its per-state arrays must grow, the grown arrays (and the old ones a doubling
-    copies) plus this batch's arrays within the memory budget.  Asked before the insertion,
-    so neither limit is passed by a doubling (as bfs's ``affords``)."""
+          transient: int) -> tuple[bool, bool]:
+    """(fits, tight): whether inserting ``K`` keeps the stored states within ``--max-states``
+    and, where the table or its per-state arrays must grow, the grown arrays (and the old ones a
+    doubling copies) plus this batch's arrays within the memory budget; and whether that holds
+    only when the batch's known keys are not counted, in which case the insertion must be
+    ``tight`` (grow for the new keys alone).  Asked before the insertion, so neither limit is
+    passed by a doubling (as bfs's ``affords``)."""
     n = K.shape[0]
     if clock.max_states is None and clock.max_bytes is None:
-        return True
+        return True, False
     new = n
     if not clock.room(table.size, new):
         new = table.new_count(K)
         if not clock.room(table.size, new):
-            return False
+            return False, False
     if clock.max_bytes is None:
-        return True
+        return True, False
 
     def peak(new_rows: int) -> int:
         grown = growth_peak(table, per_state, table.size + new_rows)
         return grown + transient if grown else 0
 
     if peak(new) <= clock.max_bytes:
-        return True
+        return True, new < n
     if new == n:
         new = table.new_count(K)
     ok = peak(new) <= clock.max_bytes
     clock.memory_refused |= not ok
-    return ok
+    return ok, True

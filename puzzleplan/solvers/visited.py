@@ -56,14 +56,27 @@ class StateTable:
         self.slots = np.full(2 * cap, _EMPTY, dtype=id_dtype(cap))
         rehash(self.slots, self.keys, self.size)
 
-    def insert(self, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, new) for each key row; duplicates inside K get one id, the first marked new."""
+    def insert(self, K: np.ndarray, tight: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, new) for each key row; duplicates inside K get one id, the first marked new.
+
+        By default room for every row is made first (one doubling at most, while the load is
+        still low).  ``tight``: the table doubles only when a key it lacks finds every row
+        taken, so it grows for the batch's distinct new keys alone -- what astar and ucs count
+        (``new_count``) when the whole batch would not fit the memory budget, so that the
+        insertion allocates no more than they estimated."""
         n = K.shape[0]
-        self.reserve(n)
         ids = np.empty(n, dtype=np.int64)
         new = np.empty(n, dtype=np.bool_)
-        if n:
-            self.size = insert_rows(self.slots, self.keys, self.size, np.ascontiguousarray(K), ids, new)
+        K = np.ascontiguousarray(K)
+        if not tight:
+            self.reserve(n)
+        done = 0
+        while done < n:
+            self.size, step = insert_rows(self.slots, self.keys, self.size, K[done:], ids[done:],
+                                          new[done:])
+            done += step
+            if done < n:
+                self.reserve(1)
         return ids, new
 
     def lookup(self, K: np.ndarray) -> np.ndarray:
