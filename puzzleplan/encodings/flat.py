@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.task import Task
-from ..lang.expr import Expr, TableData
+from ..lang.expr import Expr, TableData, conjuncts
 from .compiled import bit_tables
 from .npkernel import _index_keys, table_array
 from .packing import group_arrays, layout_for
@@ -384,10 +384,6 @@ def _pair(default: int, want: int) -> int:
     return ((default & 0xFFFFFFFF) << 32) | (want & 0xFFFFFFFF)
 
 
-def _conjuncts(e: Expr) -> tuple[Expr, ...]:
-    return e.args if e.op == "and" else (e,)
-
-
 def build(task: Task) -> Program:
     """The task's program (see the module docstring)."""
     limit = sys.getrecursionlimit()
@@ -421,7 +417,7 @@ def _build(task: Task, tabeq: bool) -> Program:
 
     def guard_parts(k: int) -> list[Expr]:
         a = task.actions[k]
-        parts = list(_conjuncts(a.guard))
+        parts = conjuncts(a.guard)
         if k in keyed:
             kid, v = keyed[k]
             for j, c in enumerate(parts):

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from ..ir.task import Task
 from ..lang.errors import ModelError
-from ..lang.expr import Expr, min_assignment
+from ..lang.expr import Expr, conjuncts, min_assignment
 from .symmetry import canonical
 
 
@@ -66,11 +66,6 @@ BIN: dict[str, Callable[[int, int], int]] = {
 
 class ValueSetError(ModelError):
     """An expression whose value set is too large to enumerate (exit 32, like any model error)."""
-
-
-def conjuncts(e: Expr) -> list[Expr]:
-    """Top-level conjuncts of a boolean expression (the expression itself if it is no ``and``)."""
-    return list(e.args) if e.op == "and" else [e]
 
 
 # ---------------------------------------------------------------------- value sets

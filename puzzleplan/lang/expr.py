@@ -640,6 +640,12 @@ def walk(roots: Iterable[Expr]) -> list[Expr]:
     return order
 
 
+def conjuncts(e: Expr) -> list[Expr]:
+    """Top-level conjuncts of a boolean expression (the expression itself if it is no ``and``):
+    ``And`` flattens nested conjunctions when it builds one, so one level is all there is."""
+    return list(e.args) if e.op == "and" else [e]
+
+
 def variables_of(e: Expr) -> set[int]:
     return {n.val for n in walk([e]) if n.op == "var"}  # type: ignore[misc]
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..ir.task import Task
 from ..lang.errors import ModelError
-from .walkgraph import WalkGraph, _conjuncts, _var_eq_const
+from ..lang.expr import conjuncts
+from .walkgraph import WalkGraph, _var_eq_const
 
 
 class PushGeometry:
@@ -56,7 +57,7 @@ class PushGeometry:
             act = task.actions[a]
             moved = {e.var: e for e in act.effects}
             obj = [v for v in moved if v in objects]
-            eqs = dict(q for c in _conjuncts(act.guard) if (q := _var_eq_const(c)) is not None)
+            eqs = dict(q for c in conjuncts(act.guard) if (q := _var_eq_const(c)) is not None)
             if (len(moved) != 2 or decl.agent not in moved or len(obj) != 1
                     or any(e.cond is not None or not e.value.is_const for e in act.effects)
                     or decl.agent not in eqs or obj[0] not in eqs):

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..encodings.npkernel import evaluate
 from ..ir.task import Task
-from ..lang.expr import And, Expr, substitute, variables_of
+from ..lang.expr import And, Expr, conjuncts, substitute, variables_of
 from .walkbits import EdgeBits, as_bits, bfs_bits, distinct
 
 
@@ -160,10 +160,6 @@ def bfs_numpy(dist: np.ndarray, frontier: np.ndarray, en: np.ndarray, src: np.nd
         frontier = new
 
 
-def _conjuncts(e: Expr) -> list[Expr]:
-    return list(e.args) if e.op == "and" else [e]
-
-
 def _var_eq_const(c: Expr) -> tuple[int, int] | None:
     if c.op != "eq":
         return None
@@ -183,7 +179,7 @@ def analyse(task: Task) -> WalkGraph | None:
         if len(act.effects) != 1 or act.effects[0].cond is not None or not act.effects[0].value.is_const:
             return None
         p, b = act.effects[0].var, int(act.effects[0].value.val)  # type: ignore[arg-type]
-        parts = _conjuncts(act.guard)
+        parts = conjuncts(act.guard)
         eqs = [_var_eq_const(c) for c in parts]
         here = [k for k, q in enumerate(eqs) if q is not None and q[0] == p]
         if not here:
