@@ -17,10 +17,10 @@ def _ucs(kernel: Kernel, limits: Limits, macro: bool = True, min_batch: int = 0,
 
 def _astar(kernel: Kernel, limits: Limits, macro: bool = True, min_batch: int = 0,
            macro_backend: str | None = None, width: int | None = None, frozen: bool = True,
-           pairs: bool = True, tiebreak: bool = True) -> Result:
+           pairs: bool = True, tiebreak: bool = True, weight: float = 1.0) -> Result:
     return bestfirst.solve(kernel, limits, use_heuristic=True, name="astar", macro=macro,
                            macro_backend=macro_backend, min_batch=min_batch, width=width, frozen=frozen,
-                           pairs=pairs, tiebreak=tiebreak)
+                           pairs=pairs, tiebreak=tiebreak, weight=weight)
 
 
 def uses_macro(engine: str, task: object, options: dict) -> bool:

@@ -14,11 +14,17 @@ never matters for optimality: every state of smaller f is expanded first.
 A state is re-opened when a cheaper path to it turns up, so the result is
 optimal for any admissible heuristic, consistent or not, and for any
 non-negative integer costs (zero included).  With no heuristic (``ucs``) the
-buckets are Dial's buckets of uniform-cost search.  A model that declares walk
-schemas is searched over post-action states by default (``solvers.macro``).
+buckets are Dial's buckets of uniform-cost search.  ``weight`` > 1 orders by
+g + floor(weight * h) (weighted A*): the first plan comes sooner, and it costs at
+most weight times the optimum, since a state of an optimal path waits on the
+open list with f at most weight times its g + h, which is at most the optimum.
+A model that declares walk schemas is searched over post-action states by
+default (``solvers.macro``).
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -39,8 +45,11 @@ WIDTH = 16384       # most states taken from one (f, g) bucket per batch: the la
 def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str = "astar",
           macro: bool = True, macro_backend: str | None = None, min_batch: int = 0,
           width: int | None = None, frozen: bool = True, pairs: bool = True,
-          tiebreak: bool = True) -> Result:
+          tiebreak: bool = True, weight: float = 1.0) -> Result:
     task = kernel.task
+    w = Fraction(weight).limit_denominator(1000)
+    if w < 1:
+        raise ValueError(f"weight {weight} is below 1")
     mk = (MacroKernel(kernel, backend=macro_backend, frozen=frozen, pairs=pairs)
           if macro and task.walk_actions else None)
     min_batch = min_batch or (MACRO_BATCH if mk is not None else 1)
@@ -64,13 +73,15 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
     gval.ensure(1)
     gval.a[ids] = 0
     h0 = int(kernel.heuristic(S0)[0]) if heuristic else 0
+    weighted = heuristic and w != 1
     cut = NO_PLAN if task.heuristic_admissible else INF   # a bound this high proves "no plan"
     # a bucket's key inside its f layer: g * tie_range + the kernel's tie-break (macro kernels of
     # pushing models count objects frozen on targets, then on targets); the largest key goes first
     tie = mk.tiebreak if (mk is not None and tiebreak and mk.tie_range > 1) else None
     tie_range = mk.tie_range if tie is not None else 1
     key0 = int(tie(S0)[0]) if tie is not None else 0
-    buckets: dict[int, dict[int, list[np.ndarray]]] = {h0: {key0: [ids]}} if h0 < cut else {}
+    f0 = h0 * w.numerator // w.denominator
+    buckets: dict[int, dict[int, list[np.ndarray]]] = {f0: {key0: [ids]}} if h0 < cut else {}
     expanded = generated = reopened = 0
     status = None
     goal_id, goal_cost = -1, None
@@ -109,7 +120,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
                 status = "limit"
                 break
             if hit.size:
-                goal_id, goal_cost, status = int(part[hit[0]]), int(gp[hit[0]]), "optimal"
+                goal_id, goal_cost, status = int(part[hit[0]]), int(gp[hit[0]]), "goal"
                 break
             if clock.out_of_time() or clock.too_many(table.size):
                 status = "limit"
@@ -158,7 +169,10 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             live = h2 < cut
             if not live.all():
                 sids, g2, h2, nxt = sids[live], g2[live], h2[live], nxt[live]
-            f2 = np.maximum(g2 + h2, f)  # pathmax keeps f monotone for inconsistent heuristics
+            if weighted:    # no pathmax: it would hold a layer's children at its f, deepest first
+                f2 = g2 + h2 * w.numerator // w.denominator
+            else:           # pathmax keeps f monotone for inconsistent heuristics
+                f2 = np.maximum(g2 + h2, f)
             k2 = g2 * tie_range + tie(nxt) if tie is not None else g2
             for fv in np.unique(f2):
                 sel_f = f2 == fv
@@ -180,7 +194,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
                                         "sets": len(mk.frozen.cache)}
         if mk.pairs is not None:
             stats["macro"]["pairs"] = {"dead": mk.pairs.dead_states, "raised": mk.pairs.raised}
-    if status == "optimal":
+    if status == "goal":
         ids_chain, acts = chain(parent.a, action.a, goal_id)
         keys = table.keys[np.array(ids_chain)]
         if mk is not None:
@@ -190,11 +204,20 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         if heuristic and not task.heuristic_admissible:
             return Result("solved", name, goal_cost, plan, stats,
                           message="the model's heuristic is not declared admissible")
+        if weighted:
+            bound = max(h0, -(-goal_cost * w.denominator // w.numerator))   # ceil(cost / weight)
+            stats["lower_bound"] = bound
+            return Result("solved", name, goal_cost, plan, stats, message=(
+                f"weighted A* (weight {float(w):g}): the cost is at most {float(w):g} times the "
+                f"optimum, so no plan costs less than {bound}"))
         proof = "admissible heuristic, f-ordered expansion" if heuristic else "uniform-cost order"
         return Result("optimal", name, goal_cost, plan, stats, proof=proof)
     if status == "limit":
         if heuristic and not task.heuristic_admissible:
             return Result("limit", name, stats=stats, message=clock.reason())
+        if weighted:    # the weighted f of the open list bounds nothing; h at the start does
+            return Result("limit", name, stats=stats,
+                          message=clock.bounded(stats, h0, "the heuristic at the start"))
         # every state with f below it is closed: no plan is cheaper
         return Result("limit", name, stats=stats,
                       message=clock.bounded(stats, int(f), "f-bound of the open list"))

@@ -178,6 +178,9 @@ _PAIRS = Opt("pairs", bool, True, "with Model.corrals: a state with two objects 
 _TIEBREAK = Opt("tiebreak", bool, True, "with Model.corrals: among open states of equal f and g, take those "
                 "with the most objects frozen on targets, then on targets, first (the order inside an f "
                 "layer; optimality unchanged)")
+_WEIGHT = Opt("weight", float, 1.0, "weighted A*: order by g + weight * h (1: plain A*). Above 1 a plan "
+              "comes sooner and is 'solved', not 'optimal': its cost is at most weight times the optimum "
+              "(admissible heuristic), so cost / weight, rounded up, is its lower bound", lo=1, hi=100)
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
                  choices=("paper", "improved"))
 
@@ -245,8 +248,9 @@ ENGINES: tuple[Engine, ...] = (
            transition=Mode(":_ucs", EXPLICIT, _MACRO, exact_for=_ANY_COST, kernel="macro",
                            internal=("macro_backend",))),
     Engine("astar", "A* batched by f-buckets with the model's heuristic (blind if none), re-opening",
-           transition=Mode(":_astar", EXPLICIT, (*_MACRO, _FROZEN, _PAIRS, _TIEBREAK), exact_for=_ANY_COST,
-                           kernel="macro", internal=("macro_backend",), wants_heuristic=True)),
+           transition=Mode(":_astar", EXPLICIT, (*_MACRO, _FROZEN, _PAIRS, _TIEBREAK, _WEIGHT),
+                           exact_for=_ANY_COST, kernel="macro", internal=("macro_backend",),
+                           wants_heuristic=True)),
     Engine("idastar", "IDA* in compiled code, linear memory (deep searches with a good heuristic)",
            transition=Mode("idastar:solve", EXPLICIT,
                            (Opt("max_depth", int, 10_000, "deepest f-bound tried", lo=1, hi=1_000_000),),
