@@ -36,8 +36,8 @@ def _check_weighted(loaded: api.Loaded, res: api.Result, weight: float, optimum:
 def test_weighted_plans_cost_at_most_weight_times_the_optimum_on_8_puzzles(tmp_path, seed):
     rng = random.Random(100 + seed)
     goal = list(range(1, 9)) + [0]
-    for i in range(4):
-        start = sliding_walk(3, goal, rng, rng.randrange(10, 40))
+    for i in range(3):
+        start = sliding_walk(3, goal, rng, rng.randrange(10, 26))
         loaded = api.load_task("sliding", str(write_sliding(tmp_path / f"s{i}.txt", start, 3, goal)), [])
         optimum = reference_optimum(loaded.task)
         plain = api.solve(loaded, "astar", Limits(), kernel="numpy")
