@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import math
 import random
+from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import reference_optimum, sliding_walk, write_sliding
 
 from puzzleplan import api
 from puzzleplan.cli import main
 from puzzleplan.solvers import Limits
+from puzzleplan.solvers.bestfirst import _scaled
 from puzzleplan.verify import reference as ref
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,3 +75,14 @@ def test_a_weight_out_of_range_is_a_one_line_error(capsys, text):
     rc = main(["solve", "sokoban", str(MICROBAN), "-O", "level=1", "-e", "astar", "-E", f"weight={text}"])
     err = capsys.readouterr().err
     assert rc == 31 and "weight" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_weighted_key_is_exact_and_does_not_overflow_on_large_estimates():
+    """A tie-broken metric's h can be near 2^40; h * numerator would leave int64 for a weight
+    such as 99.999 (99999/1000).  The key is floor(W h), exactly, either way."""
+    rng = np.random.default_rng(3)
+    h = np.concatenate([rng.integers(0, 1 << 50, 200), np.array([0, 1, 999, (1 << 50) - 1])]).astype(np.int64)
+    for w in (Fraction(3, 2), Fraction(99999, 1000), Fraction(100), Fraction(1001, 1000)):
+        want = [int(x) * w.numerator // w.denominator for x in h]
+        assert _scaled(h, w).tolist() == want
+        assert _scaled(int(h[5]), w) == want[5]

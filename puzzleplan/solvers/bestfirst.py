@@ -25,6 +25,7 @@ default (``solvers.macro``).
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
     tie = mk.tiebreak if (mk is not None and tiebreak and mk.tie_range > 1) else None
     tie_range = mk.tie_range if tie is not None else 1
     key0 = int(tie(S0)[0]) if tie is not None else 0
-    f0 = h0 * w.numerator // w.denominator
+    f0 = _scaled(h0, w)
     buckets: dict[int, dict[int, list[np.ndarray]]] = {f0: {key0: [ids]}} if h0 < cut else {}
     expanded = generated = reopened = 0
     status = None
@@ -170,7 +171,7 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             if not live.all():
                 sids, g2, h2, nxt = sids[live], g2[live], h2[live], nxt[live]
             if weighted:    # no pathmax: it would hold a layer's children at its f, deepest first
-                f2 = g2 + h2 * w.numerator // w.denominator
+                f2 = g2 + _scaled(h2, w)
             else:           # pathmax keeps f monotone for inconsistent heuristics
                 f2 = np.maximum(g2 + h2, f)
             k2 = g2 * tie_range + tie(nxt) if tie is not None else g2
@@ -222,6 +223,13 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
         return Result("limit", name, stats=stats,
                       message=clock.bounded(stats, int(f), "f-bound of the open list"))
     return Result("unsolvable", name, stats=stats, proof="reachable states exhausted")
+
+
+def _scaled(h: Any, w: Fraction) -> Any:
+    """floor(w * h), exactly, for an int or an int64 array: split so that no product is more than
+    about w * h (a tie-broken metric's h can be near 2^40, and w's numerator up to 10^5)."""
+    q, r = divmod(h, w.denominator)
+    return q * w.numerator + r * w.numerator // w.denominator
 
 
 def _take(by_g: dict[int, list[np.ndarray]], g: int, most: int) -> np.ndarray:
