@@ -16,6 +16,7 @@ from helpers import reference_optimum, sliding_walk, write_sliding
 
 from puzzleplan import api
 from puzzleplan.cli import main
+from puzzleplan.lang.errors import OptionError
 from puzzleplan.solvers import Limits
 from puzzleplan.solvers.bestfirst import _scaled
 from puzzleplan.verify import reference as ref
@@ -86,3 +87,9 @@ def test_the_weighted_key_is_exact_and_does_not_overflow_on_large_estimates():
         want = [int(x) * w.numerator // w.denominator for x in h]
         assert _scaled(h, w).tolist() == want
         assert _scaled(int(h[5]), w) == want[5]
+
+
+def test_a_library_caller_gets_the_option_error_too():
+    loaded = api.load_task("sokoban", str(MICROBAN), ["level=1", "metric=pushes"])
+    with pytest.raises(OptionError, match="weight"):
+        api.solve(loaded, "astar", Limits(), kernel="numpy", weight=0.5)

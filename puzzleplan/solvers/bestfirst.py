@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..encodings.kernel import Kernel
+from ..lang.errors import OptionError
 from . import upgrade
 from .macro import MacroKernel
 from .plan import chain, concretise
@@ -49,8 +50,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
           tiebreak: bool = True, weight: float = 1.0) -> Result:
     task = kernel.task
     w = Fraction(weight).limit_denominator(1000)
-    if w < 1:
-        raise ValueError(f"weight {weight} is below 1")
+    if w < 1:    # the CLI range-checks it; a library caller's keyword gets the same exit-31 error
+        raise OptionError(f"engine {name}: option weight={weight} is below 1")
     mk = (MacroKernel(kernel, backend=macro_backend, frozen=frozen, pairs=pairs)
           if macro and task.walk_actions else None)
     min_batch = min_batch or (MACRO_BATCH if mk is not None else 1)
