@@ -54,16 +54,16 @@ Invariants: the forbidden value pairs of
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ortools.sat.python import cp_model
 
 from ..ir.task import Task
 from ..lang.expr import BOOL, Expr, relax_assignments, walk
-from .symmetry import canonical, concretise, symmetry_groups
+from .symmetry import concretise, symmetry_groups
 from .unrolled import CMP as _CMP
-from .unrolled import Invariants, Unrolled, ValueSetError, node_values
+from .unrolled import Invariants, State, Unrolled, ValueSetError, node_values, start_sets
 
 _NEG = {"eq": "ne", "ne": "eq", "lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
 
@@ -129,8 +129,12 @@ class CpPlan(PlanModel):
                  objective: bool = True, limit: int = 100_000, symmetry: bool = True,
                  invariants: Invariants | None = None, max_cost: int | None = None,
                  free_run: int | None = None, undo: Iterable[tuple[int, int]] = (),
-                 stop: Callable[[], bool] | None = None):
-        """``free_run``: at most that many consecutive zero-cost actions (see
+                 stop: Callable[[], bool] | None = None, start_states: Sequence[State] | None = None,
+                 goal: bool = True):
+        """``start_states``: step 0 is one of these canonical states (a table constraint) instead of
+        the initial state (a breadth-first layer, :mod:`.frontier`).  ``goal``: False leaves the goal
+        out (:mod:`.cpfrontier` enumerates steps and reads the goal's literal instead).
+        ``free_run``: at most that many consecutive zero-cost actions (see
         :meth:`puzzleplan.encodings.sat.CnfPlan.limit_free_runs` for why this is sound).
         ``undo``: action pairs ``(i, j)`` never taken in a row (:func:`.reversals.undo_pairs`).
         ``stop``: asked between steps; True raises :class:`BuildStopped` (a model of hundreds of
@@ -141,8 +145,8 @@ class CpPlan(PlanModel):
         self.m = cp_model.CpModel()
         self.groups = symmetry_groups(task) if symmetry else []
         self.invariants = invariants or {}
-        self.start = canonical(self.groups, task.init)
-        self.layer = Unrolled(task, self.groups, limit=limit)
+        start = None if start_states is None else start_sets(start_states)
+        self.layer = Unrolled(task, self.groups, start=start, limit=limit)
         self.sets = [self.layer.sets(t) for t in range(horizon + 1)]
         self._memo: list[dict[int, frozenset[int]]] = [{} for _ in range(horizon + 1)]
         self._cache: dict[tuple[int, int], Any] = {}
@@ -159,6 +163,10 @@ class CpPlan(PlanModel):
                     row.append(self.m.new_int_var_from_domain(
                         cp_model.Domain.FromValues(sorted(s)), f"x{v}_{t}"))
             self.x.append(row)
+        free = [v for v, x in enumerate(self.x[0]) if not isinstance(x, int)]
+        if start_states is not None and free:    # (one state: every variable a constant already)
+            self.m.add_allowed_assignments([self.x[0][v] for v in free],
+                                           [tuple(s[v] for v in free) for s in start_states])
         # labelled successors of interchangeable objects, sorted into x (see _sort)
         grouped = {v for g in self.groups for v in g}
         self.post: list[list[IntX]] = [list(row) for row in self.x]
@@ -194,7 +202,8 @@ class CpPlan(PlanModel):
                 self.m.add_bool_or([self.noops[u] for u in window]
                                    + [lit for u in window for k, lit in self.acts[u].items()
                                       if task.actions[k].cost > 0])
-        self.enforce(task.goal, horizon, [])
+        if goal:
+            self.enforce(task.goal, horizon, [])
         step_cost = [sum(task.actions[k].cost * lit for k, lit in self.acts[t].items()
                          if task.actions[k].cost) for t in range(horizon)]
         self.cost = sum(step_cost)

@@ -153,13 +153,16 @@ class CnfPlan:
     def __init__(self, task: Task, max_pairs: int = 200_000, pairwise_max: int = 30,
                  invariants: Invariants | None = None, full_frame: bool = True,
                  start: Sequence[Iterable[int]] | None = None, symmetry: bool = True,
-                 actions: Iterable[int] | None = None, undo: Iterable[tuple[int, int]] = ()):
+                 actions: Iterable[int] | None = None, undo: Iterable[tuple[int, int]] = (),
+                 sorted_start: bool = False):
         """``invariants``: forbidden value pairs added at every step (see
         :func:`puzzleplan.encodings.invariants.mutex_invariants`).
         ``full_frame``: also post the converse frame axiom (x(v,w,t+1) & -x(v,w,t) -> some writer),
         implied by exactly-one but stronger under unit propagation.  ``start``: a value set per
         variable for step 0 instead of the initial state (used by the invariant synthesis).
-        ``symmetry``: keep every state canonical (see :meth:`_sort_layer`).
+        ``symmetry``: keep every state canonical (see :meth:`_sort_layer`); with a ``start``
+        only when ``sorted_start`` says that the states step 0 will hold are canonical ones
+        (:mod:`.frontier` restricts step 0 to such states; other callers' starts are free).
         ``actions``: only these ground actions may happen (used by :mod:`.runbound`).
         ``undo``: action pairs ``(i, j)`` never taken in a row (:func:`.reversals.undo_pairs`).
         ``pairwise_max``: at-most-one over at most this many literals as pairwise clauses, over
@@ -180,7 +183,7 @@ class CnfPlan:
         self._serial: dict[int, int] = {}
         # per step: state literals {value: lit} per variable
         self.x: list[list[dict[int, int]]] = []
-        self.groups = symmetry_groups(task) if symmetry and start is None else []
+        self.groups = symmetry_groups(task) if symmetry and (start is None or sorted_start) else []
         self.skipped_groups = sum(1 for g in task.groups if len(g) > 1) - len(self.groups)
         starts = None if start is None else [sorted(set(vals)) for vals in start]
         self.layer = Unrolled(task, self.groups, starts, actions, limit=max_pairs)

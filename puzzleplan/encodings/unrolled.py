@@ -209,6 +209,15 @@ class Step:
     post: tuple[frozenset[int], ...]
 
 
+State = tuple[int, ...]
+
+
+def start_sets(states: Sequence[State]) -> list[list[int]]:
+    """The values each variable takes over ``states``: step 0's value sets when step 0 is one of them
+    (a breadth-first layer, :mod:`.frontier`)."""
+    return [sorted({s[v] for s in states}) for v in range(len(states[0]))]
+
+
 class Unrolled:
     """The task unrolled step by step (computed on demand, cached per step).
 
@@ -336,5 +345,5 @@ class Unrolled:
         return Step(tuple(acts), tuple(tuple(w) for w in writers), frozen), nxt
 
 
-__all__ = ["BIN", "CMP", "Invariants", "Step", "StepAction", "Unrolled", "ValueSetError", "Write",
-           "conjuncts", "node_values"]
+__all__ = ["BIN", "CMP", "Invariants", "State", "Step", "StepAction", "Unrolled", "ValueSetError", "Write",
+           "conjuncts", "node_values", "start_sets"]

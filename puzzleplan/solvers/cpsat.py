@@ -177,8 +177,9 @@ GROWTH = 16
 def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int = 1, seed: int = 0,
           heuristic: bool | None = None, invariants: bool = True, symmetry: bool = True,
           run_bound_s: float | None = None, undo: bool = True, linearization: int = 0,
-          encoding: str = "auto", hint: bool | None = None) -> Result:
+          encoding: str = "auto", hint: bool | None = None, frontier: int | None = None) -> Result:
     from ..encodings.cpclauses import CpClauses
+    from ..encodings.cpfrontier import cp_layers
     from ..encodings.cpsat import BuildStopped, CpPlan
     from ..encodings.unrolled import node_values
 
@@ -191,6 +192,7 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
     run_bound_s = opt_seconds("run_bound_s", run_bound_s)
     undo = bool(opt_bool("undo", undo))
     linearization = opt_int("linearization", linearization) or 0   # the registry checks 0..2
+    frontier = opt_int("frontier", frontier, 0)
     clock = Clock(limits)
     run = _Runner(clock, workers, seed, linearization)
     pairs = undo_pairs_for(task, undo, symmetry, run.extra)
@@ -308,6 +310,9 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
             run.extra.update(asked)
             best, proving, hinted, hint = found, True, found[1], False
             H = proof_horizon(best[0])
+    # the frontier (encodings/cpfrontier.py): unit costs, int proof models, symmetry on (the layers'
+    # states are canonical); off for good once a layer meets the goal or a path leaves the frontier
+    use_frontier = frontier != 0 and symmetry and task.cost_kind == "unit" and proof_encoding == "int"
     while True:
         # the run bound first: without it no proof horizon follows from the hint's cost
         if hint and best is None and clock.elapsed() >= (hint_at or 0.0):
@@ -322,10 +327,26 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         if best is not None:
             run.figures["best_cost"] = best[0]
         clock.report(**run.figures, conflicts=run.conflicts)
+        front = None
+        k, cap = horizon_mod.frontier_depth(H, frontier) if use_frontier and proving else (0, 0)
+        if k > 0:
+            front = cp_layers(task, k, cap, inv.get(), stop=clock.out_of_time)
+            run.extra.update(frontier_depth=front.depth, frontier_states=front.states,
+                             frontier_layer=len(front.layers[-1]), frontier_models=front.calls,
+                             frontier_s=round(front.seconds, 3))
+            run.conflicts += front.conflicts
+            if front.stopped == "limit":
+                return out_of_time(H, best)
+            if front.goal_at is not None or front.depth < 1 or not front.layers[-1]:   # ask from the start
+                front, use_frontier = None, False
+        depth = 0 if front is None else front.depth
         try:
             with STOP.held():   # the clause model's totalizers are pysat's C code
-                model = build(H, proof=proving, max_cost=None if best is None else best[0] - 1,
-                              objective=not proving)
+                if front is None:
+                    model = build(H, proof=proving, max_cost=None if best is None else best[0] - 1,
+                                  objective=not proving)
+                else:
+                    model = build(H - depth, proof=True, objective=False, start_states=front.layers[-1])
         except BuildStopped:
             return out_of_time(H, best)
         # unit costs with the hint still due: the schedule's model stops when it is due
@@ -339,6 +360,19 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                 if best[0] == 0:
                     return Result("optimal", "cpsat", 0, plan, run.stats(horizon=H), proof="cost 0")
                 H = proof_horizon(best[0])
+            continue
+        if front is not None and best is not None and status == "INFEASIBLE":
+            cost, plan = best
+            source = "; the plan came from the bfs hint" if plan is hinted else ""
+            return Result("optimal", "cpsat", cost, plan, run.stats(horizon=H - depth),
+                          proof=f"no plan of cost <= {cost - 1} (at most {H} steps): breadth-first layers "
+                                f"0..{depth} enumerated "
+                                f"by CP-SAT ({front.states} states, none a goal; each layer's enumeration "
+                                f"complete), and no path of at most {H - depth} steps from the "
+                                f"{len(front.layers[-1])} states at distance {depth} to a goal (INFEASIBLE)"
+                                f"{source}")
+        if front is not None and status in ("FEASIBLE", "OPTIMAL"):   # a shorter plan: from the start
+            use_frontier = False
             continue
         if proving and status in ("FEASIBLE", "OPTIMAL"):   # a cheaper plan: prove that one instead
             plan = model.decode(solver)

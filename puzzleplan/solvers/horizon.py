@@ -213,6 +213,23 @@ HINT_AFTER_S = 3.0
 # schedule builds a fresh model per horizon, and sat's refutation below a plan beats its chain, both
 # dearer than a small bfs (docs/architecture.md, "The quick hint", "sat's quick hint")
 QUICK_HINT_S = 0.25
+# the frontier (encodings/frontier.py, cpfrontier.py): only for refutations of at least this many
+# steps (shorter ones are answered in a fraction of a second; their proofs stay one formula); by
+# default up to half of them, the layers stopping before one of more than FRONTIER_AUTO_LAYER
+# states (where the 31-move 8-puzzles neither gain nor lose), FRONTIER_MAX_LAYER with frontier=K
+FRONTIER_FROM = 20
+FRONTIER_AUTO_LAYER = 256
+FRONTIER_MAX_LAYER = 5000
+
+
+def frontier_depth(H: int, option: int | None) -> tuple[int, int]:
+    """(layers to enumerate, the largest layer allowed) before refuting plans of at most ``H`` steps,
+    under the engines' option ``frontier`` (None: the default above; 0: off; K: at most K layers)."""
+    if option == 0 or H < FRONTIER_FROM:
+        return 0, 0
+    if option is None:
+        return H // 2, FRONTIER_AUTO_LAYER
+    return min(H, option), FRONTIER_MAX_LAYER
 
 
 def hint_after(task: Any, option: bool | None, usable: bool = True) -> float | None:

@@ -181,6 +181,9 @@ _TIEBREAK = Opt("tiebreak", bool, True, "with Model.corrals: among open states o
 _WEIGHT = Opt("weight", float, 1.0, "weighted A*: order by g + weight * h (1: plain A*). Above 1 a plan "
               "comes sooner and is 'solved', not 'optimal': its cost is at most weight times the optimum "
               "(admissible heuristic), so cost / weight, rounded up, is its lower bound", lo=1, hi=100)
+_FRONTIER = Opt("frontier", int, None, "unit costs, refuting below the hint's plan: breadth-first layers up "
+                "to this depth enumerated by the solver first, the one formula starting from the last "
+                "(default: half the refutation's steps; 0: off)", lo=0, hi=100_000)
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
                  choices=("paper", "improved"))
 
@@ -269,6 +272,7 @@ ENGINES: tuple[Engine, ...] = (
                Opt("hint", bool, None, "take the plan that bfs finds within a tenth of the time (at most "
                    "10 s) as the upper bound to refute: unit costs within 0.25 s at once, else after 3 s "
                    "of the horizon chain; 0/1 costs at once (default: on for unit and 0/1 costs)"),
+               _FRONTIER,
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_sat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),
@@ -292,6 +296,7 @@ ENGINES: tuple[Engine, ...] = (
                Opt("hint", bool, None, "take the plan that bfs finds within a tenth of the time (at most "
                    "10 s) as the upper bound to refute: unit costs within 0.25 s at once, else after 3 s "
                    "of the horizon schedule; 0/1 costs at once (default: on for unit and 0/1 costs)"),
+               _FRONTIER,
            ), exact_for=_ANY_COST, kernel="task"),
            constraint=Mode("csp:solve_cpsat", SYMBOLIC, (
                Opt("count", int, 1, "solutions to look for (also set by --count)", lo=1),

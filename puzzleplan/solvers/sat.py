@@ -83,9 +83,11 @@ from typing import Any
 from pysat.card import ITotalizer
 from pysat.solvers import Solver
 
+from ..encodings.frontier import Layers, restrict_start, sat_layers
 from ..encodings.runbound import RunBound, cost_lower_bound, horizon_for_cost
 from ..encodings.sat import TOP, CnfPlan
 from ..encodings.symmetry import concretise
+from ..encodings.unrolled import State, start_sets
 from ..lang.errors import OptionError
 from . import horizon as horizon_mod
 from .horizon import (
@@ -191,15 +193,15 @@ MAX_UNARY_COST = 1000
 def solve(kernel: Any, limits: Limits, solver: str = "cadical195", horizon: int | None = None,
           heuristic: bool = False, invariants: bool = True, symmetry: bool = True,
           max_pairs: int = 200_000, run_bound_s: float | None = None, incremental: bool = True,
-          undo: bool = True, hint: bool | None = None) -> Result:
+          undo: bool = True, hint: bool | None = None, frontier: int | None = None) -> Result:
     with STOP.held():     # pysat's C code must not see SIGINT: the slices poll for it instead
         return _solve(kernel, limits, solver, horizon, heuristic, invariants, symmetry, max_pairs,
-                      run_bound_s, incremental, undo, hint)
+                      run_bound_s, incremental, undo, hint, frontier)
 
 
 def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuristic: bool, invariants: bool,
            symmetry: bool, max_pairs: int, run_bound_s: float | None, incremental: bool,
-           undo: bool, hint: bool | None) -> Result:
+           undo: bool, hint: bool | None, frontier: int | None) -> Result:
     task = kernel.task
     check_solver("sat", solver)
     horizon = opt_int("horizon", horizon, 1)
@@ -211,6 +213,7 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
     incremental = bool(opt_bool("incremental", incremental))
     undo = bool(opt_bool("undo", undo))
     hint = opt_bool("hint", hint)   # horizon.hint_after: when it is asked for
+    frontier = opt_int("frontier", frontier, 0)
     top = max((a.cost for a in task.actions), default=0)
     if top > MAX_UNARY_COST:
         raise OptionError(f"engine sat counts action costs in unary (up to {MAX_UNARY_COST}); this model "
@@ -237,9 +240,19 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
             runs.append(run_bound(task, inv, clock, run_bound_s))
         return runs[0]
 
-    def fresh(steps: int) -> CnfPlan:   # the one refutation's own formula (see _refute_below)
-        return CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry, undo=pairs,
-                       invariants=inv.get() if steps >= inv.EAGER_FROM else None)
+    def fresh(steps: int, states: list[State] | None = None) -> CnfPlan:
+        """The one refutation's own formula (see _refute_below), from the initial state or from one
+        of ``states`` (a breadth-first layer, :mod:`puzzleplan.encodings.frontier`)."""
+        invs = inv.get() if steps >= inv.EAGER_FROM or states else None
+        if states is None:
+            return CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry, undo=pairs, invariants=invs)
+        enc = CnfPlan(task, max_pairs=max_pairs, symmetry=symmetry, undo=pairs, invariants=invs,
+                      start=start_sets(states), sorted_start=True)
+        restrict_start(enc, states)
+        return enc
+
+    def layers(depth: int, cap: int) -> Layers:
+        return sat_layers(task, depth, cap, inv.get(), solver, stop=clock.out_of_time)
 
     def quick() -> tuple[int, list[int]] | None:   # as cpsat's: its own stat, hint_* only with a plan
         asked: dict[str, Any] = {}
@@ -254,7 +267,7 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
     try:
         return _run(task, enc, sat, clock, costs, unit, use_h, horizon, bound_runs,
                     None if hint_at is None else (hint_at, lambda: explicit_plan(kernel, clock, sat.extra)),
-                    quick if asks_quick else None, (fresh, solver))
+                    quick if asks_quick else None, (fresh, solver, layers if symmetry else None, frontier))
     finally:
         sat.solver.delete()
 
@@ -501,24 +514,48 @@ def _refute_below(task: Any, fresh: tuple[Any, str], chain: _Sat, clock: Clock, 
     the goal assumed against 0.56-0.70 s fixed).  UNSAT proves the plan optimal.  A plan
     found instead is shorter (asserted), and the question is asked again below it.  A
     limit before the answer leaves the plan, with the chain's bound.
+
+    The frontier (option ``frontier``, :mod:`puzzleplan.encodings.frontier`): the breadth-first
+    layers up to depth ``k`` are enumerated by SAT first, and the question becomes "a path of at
+    most ``H - k`` steps from a state of layer ``k``?" (:func:`.horizon.frontier_depth`: by
+    default from 20 steps, ``k`` half of ``H``, so at least half of the refutation's steps stay in
+    the one formula; ``frontier=K`` caps ``k`` at ``K``, 0 is off).  A goal met in the layers, or
+    a path from the frontier, means a plan shorter than the hint: the question is then asked
+    from the start as before.
     """
-    make, name = fresh
+    make, name, layers_of, frontier = fresh
     hinted = plan
     proof = f"UNSAT at horizons 0..{refuted}; " if refuted > 0 else ""   # horizon 0: the start is no goal
     spent = {"conflicts": chain._conflicts(), "solver_calls": chain.calls}
+    use_frontier = layers_of is not None and frontier != 0
     while True:
         H = cost - 1
         if H <= refuted:
             return Result("optimal", "sat", cost, plan, _merged(chain, None, spent, horizon=refuted),
                           proof=f"UNSAT at horizons 0..{refuted}"
                                 + ("; the plan came from the bfs hint" if plan is hinted else ""))
-        enc = make(H)
-        while enc.horizon < H:
+        k, cap = horizon_mod.frontier_depth(H, frontier) if use_frontier else (0, 0)
+        front: Layers | None = None
+        if k > 0:
+            front = layers_of(k, cap)
+            chain.extra.update(frontier_depth=front.depth, frontier_states=front.states,
+                               frontier_layer=len(front.layers[-1]), frontier_calls=front.calls,
+                               frontier_s=round(front.seconds, 3))
+            spent["solver_calls"] += front.calls
+            spent["conflicts"] += front.conflicts
+            if front.stopped == "limit":
+                return _unproven(_merged(chain, None, spent, horizon=refuted), clock, cost, plan, refuted,
+                                 "while enumerating the frontier's layers")
+            if front.goal_at is not None or front.depth < 1 or not front.layers[-1]:
+                front, use_frontier = None, False   # a shorter plan: ask from the start
+        depth = 0 if front is None else front.depth
+        enc = make(H) if front is None else make(H - depth, front.layers[-1])
+        while enc.horizon < H - depth:
             if clock.out_of_time():
                 return _unproven(_merged(chain, None, spent, horizon=refuted), clock, cost, plan, refuted,
                                  f"while encoding step {enc.horizon + 1}")
             enc.extend()
-        g = enc.goal(H)
+        g = enc.goal(H - depth)
         if g == -TOP:
             r: bool | None = False
             one = None
@@ -535,10 +572,17 @@ def _refute_below(task: Any, fresh: tuple[Any, str], chain: _Sat, clock: Clock, 
                                  f"while refuting plans of at most {H} steps")
             if not r:
                 source = "; the plan came from the bfs hint" if plan is hinted else ""
-                return Result("optimal", "sat", cost, plan, stats,
-                              proof=f"{proof}no plan of at most {H} steps (UNSAT at horizon {H}, noops "
-                                    f"allowed){source}")
+                how = f"no plan of at most {H} steps (UNSAT at horizon {H}, noops allowed)"
+                if front is not None:
+                    how = (f"no plan of at most {H} steps: breadth-first layers 0..{depth} enumerated by "
+                           f"SAT ({front.states} states, none a goal; each layer closed by UNSAT), and no "
+                           f"path of at most {H - depth} steps from the {len(front.layers[-1])} states at "
+                           f"distance {depth} to a goal (UNSAT at horizon {H - depth}, noops allowed)")
+                return Result("optimal", "sat", cost, plan, stats, proof=f"{proof}{how}{source}")
             assert one is not None
+            if front is not None:      # a path from the frontier: some plan is shorter; ask from the start
+                use_frontier = False
+                continue
             new = concretise(task, enc.groups, enc.decode(one.true_lits(), H))
         finally:
             if one is not None:
