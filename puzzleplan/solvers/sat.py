@@ -518,7 +518,7 @@ def _refute_below(task: Any, fresh: tuple[Any, str], chain: _Sat, clock: Clock, 
     The frontier (option ``frontier``, :mod:`puzzleplan.encodings.frontier`): the breadth-first
     layers up to depth ``k`` are enumerated by SAT first, and the question becomes "a path of at
     most ``H - k`` steps from a state of layer ``k``?" (:func:`.horizon.frontier_depth`: by
-    default from 20 steps, ``k`` half of ``H``, so at least half of the refutation's steps stay in
+    default from 31 steps, ``k`` half of ``H``, so at least half of the refutation's steps stay in
     the one formula; ``frontier=K`` caps ``k`` at ``K``, 0 is off).  A goal met in the layers, or
     a path from the frontier, means a plan shorter than the hint: the question is then asked
     from the start as before.
