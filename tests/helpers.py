@@ -218,6 +218,20 @@ def sliding_walk(n: int, goal: Sequence[int], rng: random.Random, length: int) -
     return s
 
 
+def eight_walk_tasks(tmp_path: Path, seed: int, count: int, lo: int, hi: int) -> list[tuple[str, object]]:
+    """``count`` 8-puzzle tasks, each started ``lo``..``hi`` random blank moves from the goal (seeded)."""
+    from puzzleplan import api
+
+    rng = random.Random(seed)
+    goal = [1, 2, 3, 4, 5, 6, 7, 8, 0]
+    out = []
+    for i in range(count):
+        start = sliding_walk(3, goal, rng, rng.randint(lo, hi))
+        path = write_sliding(tmp_path / f"eight-{seed}-{i}.txt", start, 3)
+        out.append((path.name, api.load_task("sliding", str(path)).task))
+    return out
+
+
 def permutation_parity(perm: Sequence[int]) -> int:
     """Parity of a permutation given as a sequence of distinct integers."""
     p = list(perm)

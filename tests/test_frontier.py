@@ -10,11 +10,10 @@ interpreter) with a plan the checker accepts, also when the plan it is given is 
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
-from helpers import reference_optimum, reference_successors, sliding_walk, write_klotski, write_sliding
+from helpers import eight_walk_tasks, reference_optimum, reference_successors, write_klotski
 from test_sat_hint import _dear_plan
 
 from puzzleplan import api
@@ -54,13 +53,7 @@ def reference_layers(task: object, depth: int) -> list[set[tuple[int, ...]]]:
 def _tasks(tmp_path: Path, seed: int) -> list[tuple[str, object]]:
     """Seeded 8-puzzle walks (no interchangeable objects) and Klotski layouts with interchangeable
     pieces (sorted states), unit steps."""
-    rng = random.Random(seed)
-    goal = [1, 2, 3, 4, 5, 6, 7, 8, 0]
-    out = []
-    for i in range(3):
-        start = sliding_walk(3, goal, rng, rng.randint(8, 22))
-        path = write_sliding(tmp_path / f"eight-{seed}-{i}.txt", start, 3)
-        out.append((path.name, api.load_task("sliding", str(path)).task))
+    out = eight_walk_tasks(tmp_path, seed, 3, 8, 22)
     layouts = [(["A.B", "CCD", "E.D"], (3, 3), (0, 2)), (["A.B", "CCB", "D.E"], (3, 3), (2, 2)),
                (["AAB", "AAC", "D.E", "F.G"], (3, 4), (2, 1)), (["BAA", "CAA", "D.E", ".FG"], (3, 4), (2, 0))]
     for j, (rows, size, target) in enumerate(layouts):

@@ -10,11 +10,10 @@ and a limit during the last refutation keeps the chain's bound, never claims mor
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
-from helpers import reference_optimum, sliding_walk, write_klotski, write_sliding
+from helpers import eight_walk_tasks, reference_optimum, write_klotski
 
 from puzzleplan import api
 from puzzleplan.solvers import ENGINES, horizon
@@ -29,13 +28,7 @@ class _K:
 
 
 def _tasks(tmp_path: Path, seed: int) -> list[tuple[str, object]]:
-    rng = random.Random(seed)
-    goal = [1, 2, 3, 4, 5, 6, 7, 8, 0]
-    out = []
-    for i in range(4):
-        start = sliding_walk(3, goal, rng, rng.randint(6, 24))
-        path = write_sliding(tmp_path / f"eight-{seed}-{i}.txt", start, 3)
-        out.append((path.name, api.load_task("sliding", str(path)).task))
+    out = eight_walk_tasks(tmp_path, seed, 4, 6, 24)
     shapes = write_klotski(tmp_path / "shapes.txt", ["A.B", "CCD", "E.D"], (3, 3), (0, 2))
     tall = write_klotski(tmp_path / "tall.txt", ["A.B", "CCB", "D.E"], (3, 3), (2, 2))
     for p in (shapes, tall):
