@@ -155,3 +155,35 @@ def test_the_default_depth_and_cap() -> None:
     assert f(horizon.FRONTIER_FROM - 1, None) == (0, 0) and f(100, 0) == (0, 0)
     assert f(59, None) == (29, horizon.FRONTIER_AUTO_LAYER)
     assert f(59, 40) == (40, horizon.FRONTIER_MAX_LAYER) and f(59, 500) == (59, horizon.FRONTIER_MAX_LAYER)
+
+
+def test_a_limit_after_the_layers_keeps_their_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A limit in the formula from the frontier: the plan stands (`solved`), and the lower bound is at
+    least the complete layers' depth + 1 (none holds a goal), never more than the optimum."""
+    from puzzleplan.encodings import cpfrontier
+
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)
+    monkeypatch.setattr(horizon, "FRONTIER_FROM", 2)
+    tasks = [(n, t) for n, t in _tasks(tmp_path, 20261208) if (reference_optimum(t) or 0) >= 8]
+    assert tasks
+    name, task = tasks[0]
+    want = reference_optimum(task)
+    layered: list[int] = []
+    real_layers = cpfrontier.cp_layers
+
+    def cp_layers(*args: object, **kw: object) -> object:
+        layered.append(1)
+        return real_layers(*args, **kw)
+
+    real_sat, real_cp = sat_engine._Sat.solve, cpsat_engine._Runner.solve
+    monkeypatch.setattr(sat_engine._Sat, "solve",
+                        lambda self, a: None if "frontier_depth" in self.extra else real_sat(self, a))
+    monkeypatch.setattr(cpfrontier, "cp_layers", cp_layers)
+    monkeypatch.setattr(cpsat_engine._Runner, "solve",
+                        lambda self, m, s=None: ("UNKNOWN", None) if layered else real_cp(self, m, s))
+    for engine in ("sat", "cpsat"):
+        r = ENGINES[engine](_K(task), Limits(time_s=60), heuristic=False)   # no bound from h(init)
+        k = r.stats["frontier_depth"]
+        assert r.status == "solved" and r.cost == want, (engine, r.status, r.message)
+        assert k >= 2 and r.stats["lower_bound"] == k + 1 <= want, (engine, r.stats["lower_bound"], k)
+        assert f"fewer than {k + 1} steps" in r.message or f"costs less than {k + 1}" in r.message, r.message

@@ -335,6 +335,8 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
                              frontier_layer=len(front.layers[-1]), frontier_models=front.calls,
                              frontier_s=round(front.seconds, 3))
             run.conflicts += front.conflicts
+            if front.goal_at is None:    # no plan within the complete layers' depth
+                refuted = max(refuted, front.depth)
             if front.stopped == "limit":
                 return out_of_time(H, best)
             if front.goal_at is not None or front.depth < 1 or not front.layers[-1]:   # ask from the start

@@ -545,7 +545,7 @@ def _refute_below(task: Any, fresh: tuple[Any, str], chain: _Sat, clock: Clock, 
             spent["conflicts"] += front.conflicts
             if front.stopped == "limit":
                 return _unproven(_merged(chain, None, spent, horizon=refuted), clock, cost, plan, refuted,
-                                 "while enumerating the frontier's layers")
+                                 "while enumerating the frontier's layers", front)
             if front.goal_at is not None or front.depth < 1 or not front.layers[-1]:
                 front, use_frontier = None, False   # a shorter plan: ask from the start
         depth = 0 if front is None else front.depth
@@ -553,7 +553,7 @@ def _refute_below(task: Any, fresh: tuple[Any, str], chain: _Sat, clock: Clock, 
         while enc.horizon < H - depth:
             if clock.out_of_time():
                 return _unproven(_merged(chain, None, spent, horizon=refuted), clock, cost, plan, refuted,
-                                 f"while encoding step {enc.horizon + 1}")
+                                 f"while encoding step {enc.horizon + 1}", front)
             enc.extend()
         g = enc.goal(H - depth)
         if g == -TOP:
@@ -563,13 +563,13 @@ def _refute_below(task: Any, fresh: tuple[Any, str], chain: _Sat, clock: Clock, 
             enc.add([g])
             one = _Sat(enc, name, clock)
             one.inv, one.extra = chain.inv, chain.extra
-            one.figures = {"horizon": H, "lower_bound": refuted + 1, "best_cost": cost}
+            one.figures = {"horizon": H, "lower_bound": max(refuted, depth) + 1, "best_cost": cost}
             r = one.solve([])
         try:
             stats = _merged(chain, one, spent, horizon=H if r is False else refuted)
             if r is None:
                 return _unproven(stats, clock, cost, plan, refuted,
-                                 f"while refuting plans of at most {H} steps")
+                                 f"while refuting plans of at most {H} steps", front)
             if not r:
                 source = "; the plan came from the bfs hint" if plan is hinted else ""
                 how = f"no plan of at most {H} steps (UNSAT at horizon {H}, noops allowed)"
@@ -607,12 +607,16 @@ def _merged(chain: _Sat, one: _Sat | None, spent: dict[str, int], **extra: Any) 
 
 
 def _unproven(stats: dict[str, Any], clock: Clock, cost: int, plan: list[int], refuted: int,
-              where: str) -> Result:
-    """A limit before the last refutation: the plan stands, with the chain's bound."""
+              where: str, front: Layers | None = None) -> Result:
+    """A limit before the last refutation: the plan stands, with the chain's bound, or the frontier's
+    when its complete layers reach deeper (none of them holds a goal)."""
+    why = f"UNSAT at horizons 0..{refuted}"
+    if front is not None and front.goal_at is None and front.depth > refuted:
+        refuted = front.depth
+        why = f"breadth-first layers 0..{refuted} enumerated by SAT hold no goal"
     stats["lower_bound"] = refuted + 1
     return Result("solved", "sat", cost, plan, stats,
-                  message=f"{clock.reason()} {where}; no plan has fewer than {refuted + 1} steps "
-                          f"(UNSAT at horizons 0..{refuted})")
+                  message=f"{clock.reason()} {where}; no plan has fewer than {refuted + 1} steps ({why})")
 
 
 def _no_escape(task: Any, enc: CnfPlan, sat: _Sat, T: int) -> None:
