@@ -317,10 +317,12 @@ def _from_scratch(task: Any, clock: Clock, inv: LazyInvariants, solver: str, max
 
 def _run(task: Any, enc: CnfPlan, sat: _Sat, clock: Clock, costs: list[int], unit: bool, use_h: bool,
          cap: int | None, bound_runs: Any, hint: tuple[float, Any] | None, quick: Any,
-         fresh: tuple[Any, str]) -> Result:
+         fresh: tuple[Any, str, Any, int | None]) -> Result:
     """``hint``: (seconds after which to ask, the call that asks bfs for a plan), or None.
     ``quick``: unit costs, the small bfs asked once horizon 0 is refuted (None: not asked).
-    ``fresh``: (a factory of formulas of a given length, the solver name) for the refutation."""
+    ``fresh``: for the refutation, (a factory of formulas of a given length, from the start or from a
+    frontier's states; the solver name; the frontier's layer enumeration, None without symmetry; the
+    option ``frontier``)."""
     variant = sat.variant or Variant(task, LazyInvariants(task, clock, False, False), clock)
     hinted: tuple[int, list[int]] | None = None
     T = 0
@@ -501,8 +503,8 @@ def _extend(enc: CnfPlan, sat: _Sat) -> None:
     enc.extend()
 
 
-def _refute_below(task: Any, fresh: tuple[Any, str], chain: _Sat, clock: Clock, cost: int,
-                  plan: list[int], refuted: int) -> Result:
+def _refute_below(task: Any, fresh: tuple[Any, str, Any, int | None], chain: _Sat, clock: Clock,
+                  cost: int, plan: list[int], refuted: int) -> Result:
     """Unit costs, horizons ``0..refuted`` refuted and a plan of ``cost`` steps in hand (the bfs hint).
 
     One question remains: "a plan of at most ``cost - 1`` steps?", asked of a formula of its
