@@ -1,13 +1,13 @@
 """Breadth-first layers enumerated by SAT, and the refutation that starts from the last of them.
 
 Why: the one question that proves a unit-cost plan optimal, "a plan of at most ``H`` steps?",
-gets harder fast with ``H`` (Hua Rong Dao fayaa-006: 274-338 s at ``H = 59``), while the first
-breadth-first layers of such puzzles are small (fayaa-006: at most 34 canonical states per layer
-up to depth 40).  Every path from the start to a goal farther than ``k`` steps away passes a state
-at distance exactly ``k``; so once layers ``0..k`` are known and hold no goal, the question
-shrinks to "a path of at most ``H - k`` steps from a state of layer ``k`` to a goal?" -- the same
-unrolled formula, ``k`` steps shorter, from a set of start states instead of one (fayaa-006 at
-``k = 29``: 39.5 s; ``k = 40``: 8.9 s).  This is the explicit-state prefix of hybrid bounded model
+gets harder fast with ``H`` (minutes at ``H = 59`` on the tasks measured), while the first
+breadth-first layers of crowded sliding-piece tasks are small (tens of canonical states per layer
+there).  Every path from the start to a goal farther than ``k`` steps away passes a state at
+distance exactly ``k``; so once layers ``0..k`` are known and hold no goal, the question shrinks
+to "a path of at most ``H - k`` steps from a state of layer ``k`` to a goal?" -- the same
+unrolled formula, ``k`` steps shorter, from a set of start states instead of one (figures in
+docs/architecture.md, "The frontier").  This is the explicit-state prefix of hybrid bounded model
 checking; the paradigm stays the symbolic one, since every fact comes from the solver on the same
 one-step clauses (no kernel, no explicit successor function):
 
@@ -104,8 +104,8 @@ def sat_layers(task: Task, depth: int, max_layer: int, invariants: Invariants | 
                     out.calls += 1
                     if not sat.solve(assumptions=assume):
                         break
-                    model = set(sat.get_model() or [])
-                    s2 = tuple(next(w for w, lit in x1[v].items() if lit == TOP or lit in model)
+                    model = sat.get_model() or []   # model[i] is +-(i + 1)
+                    s2 = tuple(next(w for w, lit in x1[v].items() if lit == TOP or model[abs(lit) - 1] == lit)
                                for v in range(len(x1)))
                     new.append(s2)
                     block(s2)

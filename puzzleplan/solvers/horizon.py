@@ -215,8 +215,8 @@ HINT_AFTER_S = 3.0
 QUICK_HINT_S = 0.25
 # the frontier (encodings/frontier.py, cpfrontier.py): only for refutations of at least this many
 # steps.  Shorter ones are answered within about a second as one formula, where cpsat's layers (a
-# model each) would cost more than they save: the 31-move 8-puzzles (30 steps to refute) took
-# 0.73-0.81 s without, 1.10 s with (docs/architecture.md).  By default up to half of the steps,
+# model each) would cost more than they save (30 steps to refute: 0.73-0.81 s without, 1.10 s
+# with; docs/architecture.md, "The frontier").  By default up to half of the steps,
 # the layers stopping before one of more than FRONTIER_AUTO_LAYER states; FRONTIER_MAX_LAYER with
 # an explicit frontier=K
 FRONTIER_FROM = 31

@@ -183,7 +183,7 @@ _WEIGHT = Opt("weight", float, 1.0, "weighted A*: order by g + weight * h (1: pl
               "(admissible heuristic), so cost / weight, rounded up, is its lower bound", lo=1, hi=100)
 _FRONTIER = Opt("frontier", int, None, "unit costs, refuting below the hint's plan: breadth-first layers up "
                 "to this depth enumerated by the solver first, the one formula starting from the last "
-                "(default: half the refutation's steps; 0: off)", lo=0, hi=100_000)
+                "(default: from 31 steps to refute, half of them; 0: off)", lo=0, hi=100_000)
 _GA_PRESET = Opt("preset", str, "improved", "published configuration (paper) or ours (improved)",
                  choices=("paper", "improved"))
 
