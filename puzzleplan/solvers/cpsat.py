@@ -306,6 +306,8 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         found = explicit_plan(kernel, clock, asked, seconds=quick)
         if "hint_s" in asked:
             run.extra["quick_hint_s"] = asked["hint_s"]
+        if "hint_load_s" in asked:
+            run.extra["hint_load_s"] = asked["hint_load_s"]
         if found is not None and found[0] > 0:
             run.extra.update(asked)
             best, proving, hinted, hint = found, True, found[1], False

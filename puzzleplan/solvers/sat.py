@@ -259,6 +259,8 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
         found = explicit_plan(kernel, clock, asked, horizon_mod.QUICK_HINT_S)
         if "hint_s" in asked:
             sat.extra["quick_hint_s"] = asked["hint_s"]
+        if "hint_load_s" in asked:
+            sat.extra["hint_load_s"] = asked["hint_load_s"]
         if found is not None:
             sat.extra.update(asked)
         return found

@@ -8,6 +8,8 @@ in compiled code, never as Python objects.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..encodings.hashset import insert_rows, lookup_rows, rehash
@@ -25,6 +27,20 @@ def id_dtype(capacity: int) -> type:
 def action_dtype(n_actions: int) -> type:
     """The narrowest signed type for action ids (and -1 for none)."""
     return np.int16 if n_actions < 1 << 15 else np.int32
+
+
+def load_compiled() -> float:
+    """Seconds spent loading the table's compiled functions (from numba's cache) into this process.
+
+    The first call of any compiled function in a process pays for numba's start (about 0.2 s);
+    callers that give a search a small time budget (the symbolic engines' quick bfs hint) load
+    them before the budget starts, so that it is spent on the search itself."""
+    t0 = time.perf_counter()
+    table = StateTable(1, 16)
+    table.insert(np.zeros((1, 1), dtype=np.uint64))
+    table.lookup(np.zeros((1, 1), dtype=np.uint64))
+    table.reserve(table.keys.shape[0] + 1)    # rehash
+    return time.perf_counter() - t0
 
 
 def capacity_for(n: int, cap: int = 16) -> int:
