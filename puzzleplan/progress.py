@@ -26,7 +26,7 @@ from typing import Any, TextIO
 _FIELDS = (("depth", "depth"), ("f_bound", "f"), ("horizon", "horizon"), ("lower_bound", "bound"),
            ("generation", "gen"),
            ("best_fitness", "best"), ("best_cost", "best cost"), ("evaluations", "evals"),
-           ("frontier", "frontier"), ("states", "states"),
+           ("frontier", "frontier"), ("frontier_depth", "layers"), ("states", "states"),
            ("conflicts", "conflicts"), ("expanded", "expanded"))
 
 

@@ -187,3 +187,34 @@ def test_a_limit_after_the_layers_keeps_their_bound(tmp_path: Path, monkeypatch:
         assert r.status == "solved" and r.cost == want, (engine, r.status, r.message)
         assert k >= 2 and r.stats["lower_bound"] == k + 1 <= want, (engine, r.stats["lower_bound"], k)
         assert f"fewer than {k + 1} steps" in r.message or f"costs less than {k + 1}" in r.message, r.message
+
+
+@pytest.mark.parametrize("engine", ["sat", "cpsat"])
+def test_the_enumeration_reports_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          engine: str) -> None:
+    """While the layers are enumerated the listener hears the question (horizon, plan cost), the layers'
+    depth and states, and a lower bound the layers prove and the optimum never passes."""
+    from puzzleplan.solvers.progress import Collect
+
+    monkeypatch.setattr(horizon, "HINT_AFTER_S", 0.0)
+    monkeypatch.setattr(horizon, "FRONTIER_FROM", 2)
+    heard = 0
+    for name, task in _tasks(tmp_path, 20261208):
+        want = reference_optimum(task)
+        if want is None or want < 6:
+            continue
+        seen = Collect(every=0.0)
+        r = ENGINES[engine](_K(task), Limits(time_s=60, progress=seen))
+        assert r.status == "optimal" and r.cost == want, (name, r.message)
+        ups = [u for u in seen.updates if "frontier_depth" in u]
+        if "frontier_depth" not in r.stats:
+            continue
+        heard += 1
+        assert ups, (name, seen.updates[-3:])
+        depths, states = [u["frontier_depth"] for u in ups], [u["states"] for u in ups]
+        assert depths == sorted(depths) and states == sorted(states), name
+        assert depths[-1] <= r.stats["frontier_depth"] and states[-1] <= r.stats["frontier_states"], name
+        for u in ups:
+            assert u["horizon"] == want - 1 and u["best_cost"] == want, (name, u)
+            assert u["frontier_depth"] + 1 <= u["lower_bound"] <= want, (name, u)
+    assert heard >= 2

@@ -23,9 +23,10 @@ from .unrolled import Invariants, State
 
 
 class _Collect(cp_model.CpSolverSolutionCallback):
-    def __init__(self, xs: list, goal: object, cap: int, stop: Callable[[], bool] | None):
+    def __init__(self, xs: list, goal: object, cap: int, stop: Callable[[], bool] | None,
+                 tick: Callable[[], None] | None):
         super().__init__()
-        self.xs, self.goal, self.cap, self.stop = xs, goal, cap, stop
+        self.xs, self.goal, self.cap, self.stop, self.tick = xs, goal, cap, stop, tick
         self.found: dict[State, bool] = {}
         self.stopped = ""
 
@@ -39,11 +40,15 @@ class _Collect(cp_model.CpSolverSolutionCallback):
         elif self.stop is not None and self.stop():
             self.stopped = "limit"
             self.stop_search()
+        elif self.tick is not None:
+            self.tick()
 
 
 def cp_layers(task: Task, depth: int, max_layer: int, invariants: Invariants | None = None,
-              stop: Callable[[], bool] | None = None) -> Layers:
-    """As :func:`.frontier.sat_layers`, by CP-SAT (module docstring)."""
+              stop: Callable[[], bool] | None = None,
+              tick: Callable[[Layers], None] | None = None) -> Layers:
+    """As :func:`.frontier.sat_layers`, by CP-SAT (module docstring); ``stop`` and ``tick`` are
+    called at each solution found and before each layer's model."""
     t0 = time.perf_counter()
     out = Layers()
     init = tuple(canonical(symmetry_groups(task), task.init))
@@ -55,6 +60,11 @@ def cp_layers(task: Task, depth: int, max_layer: int, invariants: Invariants | N
         out.goal_at = 0
         return _finish(out, t0)
     for d in range(depth):
+        if stop is not None and stop():
+            out.stopped = "limit"
+            return _finish(out, t0)
+        if tick is not None:
+            tick(out)
         layer = out.layers[-1]
         m = CpPlan(task, 1, heuristic=False, objective=False, invariants=invariants, start_states=layer,
                    goal=False)
@@ -69,7 +79,7 @@ def cp_layers(task: Task, depth: int, max_layer: int, invariants: Invariants | N
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.enumerate_all_solutions = True
-        cb = _Collect(x1, goal, max_layer, stop)
+        cb = _Collect(x1, goal, max_layer, stop, None if tick is None else lambda: tick(out))
         status = solver.solve(m.m, cb)
         out.calls += 1
         out.conflicts += int(solver.num_conflicts)

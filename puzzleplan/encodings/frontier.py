@@ -59,9 +59,13 @@ class Layers:
 
 
 def sat_layers(task: Task, depth: int, max_layer: int, invariants: Invariants | None = None,
-               solver: str = "cadical195", stop: Callable[[], bool] | None = None) -> Layers:
+               solver: str = "cadical195", stop: Callable[[], bool] | None = None,
+               tick: Callable[[Layers], None] | None = None) -> Layers:
     """Layers ``0..depth`` by SAT (module docstring); stops before a layer of more than ``max_layer``
-    states would be finished, at a goal, or when ``stop()`` says so (polled between solver calls)."""
+    states would be finished, at a goal, or when ``stop()`` says so (polled between solver calls).
+    ``tick(layers)``, where ``stop`` is polled while a layer is being enumerated: the engine's
+    progress report (every layer in it then holds no goal, so no plan has fewer than
+    ``len(layers.layers)`` steps)."""
     t0 = time.perf_counter()
     out = Layers()
     groups = symmetry_groups(task)
@@ -101,6 +105,8 @@ def sat_layers(task: Task, depth: int, max_layer: int, invariants: Invariants | 
                     if stop is not None and stop():
                         out.stopped = "limit"
                         return _done(out, sat, t0)
+                    if tick is not None:
+                        tick(out)
                     out.calls += 1
                     if not sat.solve(assumptions=assume):
                         break

@@ -332,7 +332,10 @@ def solve(kernel: Any, limits: Limits, horizon: int | None = None, workers: int 
         front = None
         k, cap = horizon_mod.frontier_depth(H, frontier) if use_frontier and proving else (0, 0)
         if k > 0:
-            front = cp_layers(task, k, cap, inv.get(), stop=clock.out_of_time)
+            assert best is not None     # the frontier is asked only while proving a plan
+            front = cp_layers(task, k, cap, inv.get(), stop=clock.out_of_time,
+                              tick=horizon_mod.layer_report(clock, max(refuted + 1, 0), horizon=H,
+                                                            best_cost=best[0]))
             run.extra.update(frontier_depth=front.depth, frontier_states=front.states,
                              frontier_layer=len(front.layers[-1]), frontier_models=front.calls,
                              frontier_s=round(front.seconds, 3))

@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
+from ..encodings.frontier import Layers
 from ..encodings.invariants import mutex_invariants, relaxed_fixpoint
 from ..encodings.reversals import undo_pairs
 from ..encodings.runbound import RunBound, zero_cost_run_bound
@@ -234,6 +236,20 @@ def frontier_depth(H: int, option: int | None) -> tuple[int, int]:
     return min(H, option), FRONTIER_MAX_LAYER
 
 
+def layer_report(clock: Clock, lower_bound: int, **figures: Any) -> Callable[[Layers], None] | None:
+    """The progress report while the frontier's layers are enumerated (None without a listener):
+    ``figures`` (the question's horizon, the plan's cost), the layers' depth and states, and the
+    lower bound they prove with the one the engine had (``lower_bound``): every layer handed to
+    the report holds no goal, so no plan has fewer steps than there are layers."""
+    if clock.progress is None:
+        return None
+
+    def tick(layers: Layers) -> None:
+        clock.report(**figures, lower_bound=max(lower_bound, len(layers.layers)), frontier_depth=layers.depth,
+                     states=layers.states, solver_calls=layers.calls)
+    return tick
+
+
 def hint_after(task: Any, option: bool | None, usable: bool = True) -> float | None:
     """Seconds after which an engine asks for the bfs hint; None: never.
 
@@ -291,4 +307,4 @@ def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any],
 
 
 __all__ = ["HINT_AFTER_S", "QUICK_HINT_S", "LazyInvariants", "Variant", "explicit_plan", "hint_after",
-           "opt_bool", "opt_int", "opt_seconds", "run_bound", "state_bound", "undo_pairs_for"]
+           "layer_report", "opt_bool", "opt_int", "opt_seconds", "run_bound", "state_bound", "undo_pairs_for"]

@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pysat.card import ITotalizer
@@ -251,8 +252,8 @@ def _solve(kernel: Any, limits: Limits, solver: str, horizon: int | None, heuris
         restrict_start(enc, states)
         return enc
 
-    def layers(depth: int, cap: int) -> Layers:
-        return sat_layers(task, depth, cap, inv.get(), solver, stop=clock.out_of_time)
+    def layers(depth: int, cap: int, tick: Callable[[Layers], None] | None) -> Layers:
+        return sat_layers(task, depth, cap, inv.get(), solver, stop=clock.out_of_time, tick=tick)
 
     def quick() -> tuple[int, list[int]] | None:   # as cpsat's: its own stat, hint_* only with a plan
         asked: dict[str, Any] = {}
@@ -541,7 +542,7 @@ def _refute_below(task: Any, fresh: tuple[Any, str, Any, int | None], chain: _Sa
         k, cap = horizon_mod.frontier_depth(H, frontier) if use_frontier else (0, 0)
         front: Layers | None = None
         if k > 0:
-            front = layers_of(k, cap)
+            front = layers_of(k, cap, horizon_mod.layer_report(clock, refuted + 1, horizon=H, best_cost=cost))
             chain.extra.update(frontier_depth=front.depth, frontier_states=front.states,
                                frontier_layer=len(front.layers[-1]), frontier_calls=front.calls,
                                frontier_s=round(front.seconds, 3))
