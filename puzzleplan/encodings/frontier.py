@@ -1,13 +1,13 @@
 """Breadth-first layers enumerated by SAT, and the refutation that starts from the last of them.
 
-Why: the one question that proves a unit-cost plan optimal, "a plan of at most ``H`` steps?",
-gets harder fast with ``H`` (minutes at ``H = 59`` on the tasks measured), while the first
-breadth-first layers of crowded sliding-piece tasks are small (tens of canonical states per layer
-there).  Every path from the start to a goal farther than ``k`` steps away passes a state at
-distance exactly ``k``; so once layers ``0..k`` are known and hold no goal, the question shrinks
-to "a path of at most ``H - k`` steps from a state of layer ``k`` to a goal?" -- the same
-unrolled formula, ``k`` steps shorter, from a set of start states instead of one (figures in
-docs/architecture.md, "The frontier").  This is the explicit-state prefix of hybrid bounded model
+Why: the one question that proves a unit-cost plan optimal, "a plan of at most ``H`` steps?", gets
+harder fast with ``H`` (minutes at ``H = 59`` on the tasks measured), while the first breadth-first
+layers of crowded boards (many pieces, few empty cells) are small (tens of canonical states per
+layer there). Every path from the start to a goal farther than ``k`` steps away passes a state at
+distance exactly ``k``; so once layers ``0..k`` are known and hold no goal, the question shrinks to
+"a path of at most ``H - k`` steps from a state of layer ``k`` to a goal?" -- the same unrolled
+formula, ``k`` steps shorter, from a set of start states instead of one (figures in
+docs/architecture.md, "The frontier"). This is the explicit-state prefix of hybrid bounded model
 checking; the paradigm stays the symbolic one, since every fact comes from the solver on the same
 one-step clauses (no kernel, no explicit successor function):
 

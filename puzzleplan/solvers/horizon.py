@@ -264,9 +264,6 @@ def hint_after(task: Any, option: bool | None, usable: bool = True) -> float | N
     return HINT_AFTER_S if task.cost_kind == "unit" else 0.0
 
 
-_LOADED = False   # explicit_plan has loaded bfs's compiled hash table in this process
-
-
 def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any],
                   seconds: float | None = None) -> tuple[int, list[int]] | None:
     """An upper bound for a proof: a plan from bfs on the same kernel, within a small budget.
@@ -285,10 +282,8 @@ def explicit_plan(kernel: Any, clock: Clock, extra: dict[str, Any],
     from .bfs import solve as bfs
     from .visited import load_compiled
 
-    global _LOADED
-    if not _LOADED:
-        extra["hint_load_s"] = round(load_compiled(), 3)
-        _LOADED = True
+    if (loading := load_compiled()) > 0:
+        extra["hint_load_s"] = round(loading, 3)
 
     if not isinstance(kernel, Kernel):   # called with the task alone (the engine needs no kernel)
         kernel = make_kernel(kernel.task, "numpy")

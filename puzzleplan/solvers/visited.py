@@ -29,12 +29,20 @@ def action_dtype(n_actions: int) -> type:
     return np.int16 if n_actions < 1 << 15 else np.int32
 
 
+_LOADED = False   # the table's compiled functions are loaded in this process
+
+
 def load_compiled() -> float:
-    """Seconds spent loading the table's compiled functions (from numba's cache) into this process.
+    """Seconds spent loading the table's compiled functions (from numba's cache) into this process;
+    0.0 once they are loaded.
 
     The first call of any compiled function in a process pays for numba's start (about 0.2 s);
     callers that give a search a small time budget (the symbolic engines' quick bfs hint) load
     them before the budget starts, so that it is spent on the search itself."""
+    global _LOADED
+    if _LOADED:
+        return 0.0
+    _LOADED = True
     t0 = time.perf_counter()
     table = StateTable(1, 16)
     table.insert(np.zeros((1, 1), dtype=np.uint64))
