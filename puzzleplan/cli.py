@@ -502,10 +502,11 @@ def _layers(loaded: Any, result: Any, args: argparse.Namespace) -> None:
     st = result.stats
     if isinstance(st.get("layers"), list):
         sizes, xlabel = [int(x) for x in st["layers"]], "layer (cost)"
-    elif isinstance(st.get("f_layers"), dict):
-        fs = sorted(st["f_layers"])
-        sizes = [int(st["f_layers"][f]) for f in fs]
-        xlabel = f"f-layer (f = {fs[0]}..{fs[-1]})" if fs else "f"
+    elif isinstance(st.get("f_layers") or st.get("weighted_layers"), dict):
+        name, what = ("f_layers", "f") if "f_layers" in st else ("weighted_layers", "g + floor(W h)")
+        fs = sorted(st[name])
+        sizes = [int(st[name][f]) for f in fs]
+        xlabel = f"{name[:-1].replace('_', '-')} ({what} = {fs[0]}..{fs[-1]})" if fs else what
     else:
         raise PuzzleError(f"engine {result.engine} records no layer sizes (bfs, ucs and astar do)",
                           code=EXIT_BAD_OPTION)

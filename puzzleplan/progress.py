@@ -23,7 +23,8 @@ from types import TracebackType
 from typing import Any, TextIO
 
 # order and short names of the live line's fields
-_FIELDS = (("depth", "depth"), ("f_bound", "f"), ("horizon", "horizon"), ("lower_bound", "bound"),
+_FIELDS = (("depth", "depth"), ("f_bound", "f"), ("weighted_key", "key"), ("horizon", "horizon"),
+           ("lower_bound", "bound"),
            ("generation", "gen"),
            ("best_fitness", "best"), ("best_cost", "best cost"), ("evaluations", "evals"),
            ("frontier", "frontier"), ("frontier_depth", "layers"), ("states", "states"),

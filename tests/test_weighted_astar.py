@@ -19,6 +19,7 @@ from puzzleplan.cli import main
 from puzzleplan.lang.errors import OptionError
 from puzzleplan.solvers import Limits
 from puzzleplan.solvers.bestfirst import _scaled
+from puzzleplan.solvers.progress import Collect
 from puzzleplan.verify import reference as ref
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,3 +94,17 @@ def test_a_library_caller_gets_the_option_error_too():
     loaded = api.load_task("sokoban", str(MICROBAN), ["level=1", "metric=pushes"])
     with pytest.raises(OptionError, match="weight"):
         api.solve(loaded, "astar", Limits(), kernel="numpy", weight=0.5)
+
+
+def test_a_weighted_run_names_its_layers_and_progress_by_the_weighted_key():
+    """The weighted keys bound nothing, so they must not be reported as f layers or an f-bound."""
+    loaded = api.load_task("sokoban", str(MICROBAN), ["level=144", "metric=pushes"])
+    seen = Collect()
+    res = api.solve(loaded, "astar", Limits(max_states=3000, progress=seen), kernel="numpy", weight=3.0)
+    events = seen.updates
+    assert "f_layers" not in res.stats
+    assert sum(res.stats["weighted_layers"].values()) == res.stats["expanded"]
+    assert events and all("f_bound" not in e and "weighted_key" in e for e in events)
+    plain = api.solve(loaded, "astar", Limits(max_states=3000), kernel="numpy")
+    assert "weighted_layers" not in plain.stats
+    assert sum(plain.stats["f_layers"].values()) == plain.stats["expanded"]

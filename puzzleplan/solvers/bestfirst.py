@@ -129,7 +129,8 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
                 break
             if clock.progress is not None:   # the frontier count is not free: only when someone listens
                 open_n = sum(a.size for by in buckets.values() for arrs in by.values() for a in arrs)
-                clock.report(f_bound=f, expanded=expanded, generated=generated, states=table.size,
+                where = {"weighted_key": f} if weighted else {"f_bound": f}   # a weighted key bounds nothing
+                clock.report(**where, expanded=expanded, generated=generated, states=table.size,
                              frontier=open_n)
             closed_at.ensure(table.size)
             reopened += int(np.count_nonzero(closed_at.a[part] < INF))
@@ -184,8 +185,11 @@ def solve(kernel: Kernel, limits: Limits, use_heuristic: bool = True, name: str 
             clock.note_bytes(table.nbytes + sum(a.a.nbytes for a in (parent, action, gval, closed_at))
                              + succ.nbytes * 2)
 
+    # weighted runs expand by g + floor(W h): their layers are named so, not as f layers (which
+    # readers take for lower bounds)
+    layers_as = "weighted_layers" if weighted else "f_layers"
     stats = clock.stats(expanded=expanded, generated=generated, states=table.size, reopened=reopened,
-                        f_layers={int(k): v for k, v in sorted(f_layers.items())})
+                        **{layers_as: {int(k): v for k, v in sorted(f_layers.items())}})
     if mk is not None:
         stats["macro"] = {"walk_states": mk.walk_states, "normalised": mk.normalise,
                           "walk_graph": mk.graph is not None, "kernel": mk.mover.backend}
