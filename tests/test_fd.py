@@ -108,6 +108,31 @@ def test_time_limit_is_status_limit():
 
 
 @needs_fd
+def test_a_time_limit_keeps_fds_a_star_bound():
+    """FD's last "f = N" line bounds the optimum below; astar's proven optimum is the check."""
+    loaded = api.load_task("sokoban", MICROBAN, ["level=145", "metric=pushes"])
+    best = api.solve(loaded, "astar")
+    r = api.solve(loaded, "fd", Limits(time_s=3))
+    assert best.status == "optimal" and r.status == "limit" and r.plan is None
+    assert 1 <= r.stats["lower_bound"] <= best.cost and r.stats["expanded"] > 0
+    assert f"no plan costs less than {r.stats['lower_bound']}" in r.message
+
+
+@needs_fd
+def test_max_memory_caps_fast_downward():
+    """--max-memory covers FD's processes too: a cap a few MiB above this process ends FD cleanly."""
+    from puzzleplan.solvers.result import rss_bytes
+
+    loaded = api.load_task("sokoban", MICROBAN, ["level=145", "metric=pushes"])
+    # below what the process holds: nothing left (this first call also grows the process by the
+    # export); then a few MiB: FD's components cannot even load
+    for extra in (-1, 8):
+        r = api.solve(loaded, "fd", Limits(time_s=60, max_rss_mb=rss_bytes() / 2**20 + extra))
+        assert r.status == "limit" and "memory" in r.message and r.plan is None, r.message
+        assert r.stats["fd_memory_limit_mb"] < max(extra, 1)
+
+
+@needs_fd
 def test_cli_solve_and_verify(capsys):
     argv = ["solve", "sliding", f"{EIGHT}#walk-2034-060", "-e", "fd", "-O", "search=blind", "--json"]
     code, out, err = run_cli(argv, capsys)

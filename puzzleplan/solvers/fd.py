@@ -38,8 +38,11 @@ within the cap); ``symmetric`` (default true, see above); ``keep`` (a
 directory to keep the PDDL, FD's log and plan in).
 ``--time-limit`` covers export, translation and search (FD gets what is
 left, as its ``--overall-time-limit``, a CPU-time limit, and is stopped by us
-5 s after the wall-clock deadline); ``max_states`` is not passed on (FD has
-no such limit).
+5 s after the wall-clock deadline); ``--max-memory`` becomes FD's
+``--overall-memory-limit``, what this process does not hold when FD starts
+(one budget for both, as for our own engines); ``max_states`` is not passed on
+(FD has no such limit).  A run FD does not finish is a ``limit`` with FD's
+figures so far and, for an A* search, its last f-bound as ``lower_bound``.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from typing import Any
 
 from ..encodings.pddl import DEFAULT_MAX_SPLIT, export, read_plan
 from ..lang.errors import EXIT_BAD_OPTION, PuzzleError
-from .result import Clock, Limits, Result
+from .result import Clock, Limits, Result, rss_bytes
 
 EXIT_FD_MISSING = EXIT_BAD_OPTION  # like the plot and render extras: a missing optional package is exit 31
 
@@ -67,6 +70,8 @@ SEARCHES = {"lmcut": "astar(lmcut())", "blind": "astar(blind())"}
 _FD_UNSOLVABLE = (10, 11)         # translator / search proved no plan exists
 _FD_INCOMPLETE = (12,)            # search ended without a plan, incompletely
 _FD_OUT_OF_RESOURCES = (20, 21, 22, 23, 24)
+# what a component that could not get memory under --overall-memory-limit leaves in the log
+_NO_MEMORY = ("MemoryError", "failed to map segment", "Failed to allocate memory", "Cannot allocate memory")
 
 
 def driver_path() -> Path:
@@ -98,7 +103,10 @@ _FIGURES = {
     "fd_search_s": re.compile(r"Search time: ([\d.]+)s"),
     "fd_total_s": re.compile(r"Total time: ([\d.]+)s"),
     "fd_translate_s": re.compile(r"Done! \[[\d.]+s CPU, ([\d.]+)s wall-clock\]"),
+    "fd_peak_kb": re.compile(r"Peak memory: (\d+) KB"),
 }
+# A*'s progress line: printed each time the least f on the open list grows
+_F_LINE = re.compile(r"\] f = (\d+), (\d+) evaluated, (\d+) expanded")
 
 
 def parse_log(text: str) -> dict[str, Any]:
@@ -110,6 +118,37 @@ def parse_log(text: str) -> dict[str, Any]:
             val = found[-1]
             out[key] = float(val) if "." in val else int(val)
     return out
+
+
+def f_progress(text: str) -> tuple[int, int, int] | None:
+    """(f, evaluated, expanded) of A*'s last progress line in FD's log, None if it printed none."""
+    found = _F_LINE.findall(text)
+    return tuple(int(x) for x in found[-1]) if found else None   # type: ignore[return-value]
+
+
+def _limit(stats: dict[str, Any], log: str, what: str, astar: bool) -> Result:
+    """A run FD did not finish: its figures so far and, for an A* search, its f-bound.
+
+    Why the bound holds: A* with an admissible heuristic keeps a state of an optimal plan on its
+    open list, with f at most the optimum, until the goal is taken; so the least f on the open
+    list, which FD prints each time it grows, never exceeds the optimum.  (The same trust in the
+    heuristic as an ``optimal`` claim: LM-cut and blind are admissible; a search string given by
+    the user is taken at its word.)
+    """
+    stats.update(parse_log(log))
+    last = f_progress(log)
+    if last is not None:
+        stats.setdefault("evaluated", last[1])
+        stats.setdefault("expanded", last[2])
+    if last is None or not astar:
+        return Result("limit", "fd", stats=stats, message=what)
+    stats["lower_bound"] = last[0]
+    return Result("limit", "fd", stats=stats,
+                  message=f"{what}; no plan costs less than {last[0]} (Fast Downward's A* f-bound)")
+
+
+def _text(out: str | bytes | None) -> str:
+    return out.decode("utf-8", "replace") if isinstance(out, bytes) else (out or "")
 
 
 def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DEFAULT_MAX_SPLIT,
@@ -130,6 +169,7 @@ def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DE
     export_s = clock.elapsed()
     stats: dict[str, Any] = {"search": search_str, "strips": pddl.strips, "export_s": round(export_s, 3),
                              **pddl.stats}
+    astar = search_str.replace(" ", "").startswith("astar(")
     with tempfile.TemporaryDirectory(prefix="puzzleplan-fd-") as tmp:
         work = Path(keep) if keep else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -146,6 +186,15 @@ def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DE
                 return Result("limit", "fd", stats=clock.stats(**stats),
                               message="time limit during the export")
             cmd += ["--overall-time-limit", f"{max(1, math.ceil(left))}s"]
+        if limits.max_rss_mb is not None:
+            # --max-memory covers this process and FD: FD's driver caps each of its components'
+            # address space at what this process does not hold
+            fd_mb = int(limits.max_rss_mb - rss_bytes() / 2**20)
+            stats["fd_memory_limit_mb"] = fd_mb
+            if fd_mb < 1:
+                return Result("limit", "fd", stats=clock.stats(**stats),
+                              message="memory limit: nothing left for Fast Downward after the export")
+            cmd += ["--overall-memory-limit", f"{fd_mb}M"]
         cmd += [str(work / "domain.pddl"), str(work / "problem.pddl"),
                 "--translate-options", "--invariant-generation-max-time", str(max(0, int(invariant_s))),
                 "--search-options", "--search", search_str]
@@ -153,9 +202,9 @@ def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DE
             proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True,
                                   timeout=None if left is None else left + 5,
                                   env={**os.environ, "PYTHONHASHSEED": "0"})
-        except subprocess.TimeoutExpired:
-            return Result("limit", "fd", stats=clock.stats(**stats),
-                          message="time limit (Fast Downward stopped)")
+        except subprocess.TimeoutExpired as stopped:   # what FD had printed comes with the exception
+            return _limit(clock.stats(**stats), _text(stopped.stdout) + _text(stopped.stderr),
+                          f"{clock.reason()} (Fast Downward stopped)", astar)
         log = proc.stdout + proc.stderr
         if keep:
             (work / "fd.log").write_text(log, encoding="utf-8")
@@ -168,7 +217,7 @@ def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DE
             msg = ""
             if "fd_cost" in stats and stats["fd_cost"] != cost:
                 msg = f"Fast Downward reported cost {stats['fd_cost']}, the mapped plan costs {cost}"
-            optimal = search_str.replace(" ", "").startswith("astar(") and code == 0
+            optimal = astar and code == 0
             # the optimum of an anonymous export rests on the model's interchangeable declaration
             sym = " over anonymous interchangeable objects" if pddl.stats["anonymous_groups"] else ""
             return Result("optimal" if optimal else "solved", "fd", cost, plan, clock.stats(**stats),
@@ -179,11 +228,13 @@ def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DE
                             f"({'translator' if code == 10 else 'search'})")
     if code in _FD_OUT_OF_RESOURCES:
         what = "time" if code in (21, 23, 24) else "memory"
-        return Result("limit", "fd", stats=clock.stats(**stats), message=f"Fast Downward ran out of {what}")
+        return _limit(clock.stats(**stats), log, f"Fast Downward ran out of {what}", astar)
+    if limits.max_rss_mb is not None and any(sign in log for sign in _NO_MEMORY):
+        # a cap too small for a component to start: the loader or Python's MemoryError ends it
+        return _limit(clock.stats(**stats), log, "Fast Downward ran out of memory", astar)
     if clock.deadline is not None and (clock.out_of_time() or "exit code: -24" in log):
         # FD's driver enforces --overall-time-limit as a CPU-time rlimit: SIGXCPU (-24) ends it
-        return Result("limit", "fd", stats=clock.stats(**stats),
-                      message="time limit (Fast Downward stopped)")
+        return _limit(clock.stats(**stats), log, f"{clock.reason()} (Fast Downward stopped)", astar)
     if code in _FD_INCOMPLETE:
         return Result("unknown", "fd", stats=clock.stats(**stats), message="Fast Downward: search incomplete")
     last = [ln for ln in log.strip().splitlines() if ln.strip()][-3:]
