@@ -7,9 +7,11 @@ import json
 import pytest
 from helpers import ROOT, run_cli
 
+from puzzleplan import api
 from puzzleplan.bench.figures import ga_excess_rows, write_all
 from puzzleplan.bench.runner import run_suite
 from puzzleplan.bench.suite import SuiteError, available, load_suite
+from puzzleplan.solvers import fd
 
 SKY = ROOT / "instances" / "skyscraper"
 
@@ -137,3 +139,32 @@ def test_rich_table_on_a_terminal_carries_the_same_cells():
     assert "┃" in boxed and "┃" not in plain
     for cell in ("fayaa-001", "81", "0.250", "walk-2034-053", "-"):
         assert cell in boxed and cell in plain
+
+
+@pytest.mark.skipif(not fd.available(), reason="Fast Downward not installed (pip install '.[fd]')")
+def test_engines_that_read_the_task_alone_get_no_kernel_built(tmp_path, monkeypatch):
+    """fd reads the task (its PDDL export) only: building the suite's kernel first (a numba compile:
+    605 s on a Microban level) was never used, so the runner must not ask for it; bfs still does."""
+    asked: list[str] = []
+    real = api.Loaded.kernel
+
+    def kernel(self, backend="numpy", *a, **k):   # record what was asked; build the cheap one
+        asked.append(backend)
+        return real(self, "numpy", *a, **k)
+
+    monkeypatch.setattr(api.Loaded, "kernel", kernel)
+    spec = tmp_path / "t.toml"
+    text = f"""
+name = "t"
+model = "sliding"
+engines = ["ENGINE"]
+kernel = "numba"
+instances = [{{ file = "{ROOT}/instances/sliding/eight-depths.txt", ids = ["walk-2034-053"], expected = 8 }}]
+"""
+    spec.write_text(text.replace("ENGINE", "fd"), encoding="utf-8")
+    recs = run_suite(load_suite(str(spec)), progress=None)
+    assert recs[0]["match"] is True and "numba" not in asked
+    spec.write_text(text.replace("ENGINE", "bfs"), encoding="utf-8")
+    asked.clear()
+    run_suite(load_suite(str(spec)), progress=None)
+    assert "numba" in asked

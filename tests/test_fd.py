@@ -151,3 +151,34 @@ def test_missing_package_is_one_line_naming_the_extra(monkeypatch, capsys):
     code, _, err = run_cli(["solve", "sliding", f"{EIGHT}#walk-2034-060", "-e", "fd"], capsys)
     assert code == 31
     assert "puzzleplan[fd]" in err and len(err.strip().splitlines()) == 1
+
+
+@needs_fd
+def test_a_stop_ends_fast_downward_and_its_children(tmp_path):
+    """A signal while FD searches: a limit with FD's bound, and no FD process left behind (killing
+    the driver alone left its search running, orphaned, until FD's own CPU limit)."""
+    import os
+    import signal
+    import threading
+
+    from puzzleplan.solvers.result import STOP
+
+    loaded = api.load_task("sokoban", MICROBAN, ["level=93", "metric=pushes", "prune=none"])
+    timer = threading.Timer(3.0, STOP.request, (signal.SIGTERM,))
+    timer.start()
+    try:
+        r = api.solve(loaded, "fd", Limits(time_s=120), keep=str(tmp_path))
+    finally:
+        timer.cancel()
+        STOP.signum = None
+    assert r.status == "limit" and r.message.startswith("interrupted"), r.message
+    assert r.stats["time_s"] < 60 and r.stats["lower_bound"] <= 34   # astar's optimum of level 93
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if str(tmp_path).encode() in f.read():
+                    left.append(pid)
+        except OSError:
+            pass
+    assert left == []

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import api
 from ..lang.errors import PuzzleError
-from ..solvers import Limits, Result, uses_macro
+from ..solvers import Limits, Result, registry, uses_macro
 from ..verify import reference
 from .suite import Instance, RunSet, Suite, interpret_expected
 from .table import table
@@ -168,6 +168,12 @@ def _error_records(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], en
             for engine in engines for rep in range(rs.reps)]
 
 
+def _no_kernel(engine: str, task: Any, options: dict[str, Any]) -> bool:
+    """Whether the engine builds no full kernel of its own: macro walking, or the task alone."""
+    mode = registry.get(engine).mode(registry.TRANSITION)
+    return uses_macro(engine, task, options) or (mode is not None and mode.kernel == "task")
+
+
 def stopped_by(status: str, stats: dict[str, Any], limits: Limits) -> str | None:
     """Which limit ended a run with status "limit" (engines report only that one did): the state
     count at its cap, else the search time at its limit, else the memory budget."""
@@ -245,8 +251,9 @@ def _run_instance(suite: Suite, rs: RunSet, inst: Instance, opts: list[str], eng
         start_is_goal = None if constraint else reference.is_goal(loaded.task, loaded.task.init)
         expected, note = interpret_expected(inst.expected_raw, start_is_goal, rs.zero_means_unsolvable)
         t1 = time.perf_counter()
-        # macro-walking engines compile their own sub-kernels (api.solve): the full one would be unused
-        if not constraint and not all(uses_macro(e, loaded.task, rs.engine_options.get(e, {}))
+        # macro-walking engines compile their own sub-kernels (api.solve), and engines that read the
+        # task alone (fd, pdr) none: for them the full kernel would be built (minutes) and unused
+        if not constraint and not all(_no_kernel(e, loaded.task, rs.engine_options.get(e, {}))
                                       for e in engines):
             loaded.kernel(rs.kernel)
         kernel_s = time.perf_counter() - t1

@@ -51,6 +51,7 @@ import importlib.util
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,7 @@ from typing import Any
 
 from ..encodings.pddl import DEFAULT_MAX_SPLIT, export, read_plan
 from ..lang.errors import EXIT_BAD_OPTION, PuzzleError
-from .result import Clock, Limits, Result, rss_bytes
+from .result import STOP, Clock, Limits, Result, rss_bytes
 
 EXIT_FD_MISSING = EXIT_BAD_OPTION  # like the plot and render extras: a missing optional package is exit 31
 
@@ -147,8 +148,47 @@ def _limit(stats: dict[str, Any], log: str, what: str, astar: bool) -> Result:
                   message=f"{what}; no plan costs less than {last[0]} (Fast Downward's A* f-bound)")
 
 
-def _text(out: str | bytes | None) -> str:
-    return out.decode("utf-8", "replace") if isinstance(out, bytes) else (out or "")
+GRACE_S = 5.0     # after the wall-clock deadline, FD's own CPU-time limit has this long to end it
+POLL_S = 0.2
+
+
+def _run(cmd: list[str], work: Path, clock: Clock) -> tuple[int | None, str]:
+    """FD's exit code and log; None when we stopped it (a signal, or the deadline plus ``GRACE_S``).
+
+    Why a process group of its own, killed whole: the driver starts the translator and the search
+    as children, and killing the driver alone left the search running, orphaned, until its CPU
+    limit.  Its own session also keeps a terminal's Ctrl-C from reaching FD first: the signal stops
+    this process's clock, and the group goes with it here.
+    """
+    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONHASHSEED": "0"}, start_new_session=True)
+    out: list[str] = []
+    try:
+        while True:
+            try:
+                text, _ = proc.communicate(timeout=POLL_S)   # no output is lost by a retry
+                out.append(text or "")
+                return proc.returncode, "".join(out)
+            except subprocess.TimeoutExpired:
+                left = clock.left()
+                if clock.interrupted() or STOP.pending() or \
+                        (left is not None and left < -GRACE_S):
+                    break
+        _kill(proc)
+        text, _ = proc.communicate()
+        out.append(text or "")
+        return None, "".join(out)
+    finally:
+        if proc.poll() is None:     # an exception on the way out: leave nothing running
+            _kill(proc)
+            proc.wait()
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:      # already gone
+        pass
 
 
 def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DEFAULT_MAX_SPLIT,
@@ -198,19 +238,13 @@ def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DE
         cmd += [str(work / "domain.pddl"), str(work / "problem.pddl"),
                 "--translate-options", "--invariant-generation-max-time", str(max(0, int(invariant_s))),
                 "--search-options", "--search", search_str]
-        try:
-            proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True,
-                                  timeout=None if left is None else left + 5,
-                                  env={**os.environ, "PYTHONHASHSEED": "0"})
-        except subprocess.TimeoutExpired as stopped:   # what FD had printed comes with the exception
-            return _limit(clock.stats(**stats), _text(stopped.stdout) + _text(stopped.stderr),
-                          f"{clock.reason()} (Fast Downward stopped)", astar)
-        log = proc.stdout + proc.stderr
+        code, log = _run(cmd, work, clock)
         if keep:
             (work / "fd.log").write_text(log, encoding="utf-8")
+        if code is None:
+            return _limit(clock.stats(**stats), log, f"{clock.reason()} (Fast Downward stopped)", astar)
         stats.update(parse_log(log))
-        stats["fd_exit"] = proc.returncode
-        code = proc.returncode
+        stats["fd_exit"] = code
         if code in (0, 1, 2, 3) and plan_file.exists():
             plan = pddl.plan_from_names(read_plan(plan_file.read_text(encoding="utf-8")))
             cost = sum(task.actions[k].cost for k in plan)
