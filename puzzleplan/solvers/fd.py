@@ -124,11 +124,15 @@ def parse_log(text: str) -> dict[str, Any]:
 def f_progress(text: str) -> tuple[int, int, int] | None:
     """(f, evaluated, expanded) of A*'s last progress line in FD's log, None if it printed none."""
     found = _F_LINE.findall(text)
-    return tuple(int(x) for x in found[-1]) if found else None   # type: ignore[return-value]
+    if not found:
+        return None
+    f, evaluated, expanded = found[-1]
+    return int(f), int(evaluated), int(expanded)
 
 
 def _limit(stats: dict[str, Any], log: str, what: str, astar: bool) -> Result:
-    """A run FD did not finish: its figures so far and, for an A* search, its f-bound.
+    """A run FD did not finish (``stats`` already hold the log's figures): its progress so far and,
+    for an A* search, its f-bound.
 
     Why the bound holds: A* with an admissible heuristic keeps a state of an optimal plan on its
     open list, with f at most the optimum, until the goal is taken; so the least f on the open
@@ -136,7 +140,6 @@ def _limit(stats: dict[str, Any], log: str, what: str, astar: bool) -> Result:
     heuristic as an ``optimal`` claim: LM-cut and blind are admissible; a search string given by
     the user is taken at its word.)
     """
-    stats.update(parse_log(log))
     last = f_progress(log)
     if last is not None:
         stats.setdefault("evaluated", last[1])
@@ -162,13 +165,11 @@ def _run(cmd: list[str], work: Path, clock: Clock) -> tuple[int | None, str]:
     """
     proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "PYTHONHASHSEED": "0"}, start_new_session=True)
-    out: list[str] = []
     try:
         while True:
-            try:
-                text, _ = proc.communicate(timeout=POLL_S)   # no output is lost by a retry
-                out.append(text or "")
-                return proc.returncode, "".join(out)
+            try:   # a retry loses no output: the last call returns all of it
+                text, _ = proc.communicate(timeout=POLL_S)
+                return proc.returncode, text or ""
             except subprocess.TimeoutExpired:
                 left = clock.left()
                 if clock.interrupted() or STOP.pending() or \
@@ -176,8 +177,7 @@ def _run(cmd: list[str], work: Path, clock: Clock) -> tuple[int | None, str]:
                     break
         _kill(proc)
         text, _ = proc.communicate()
-        out.append(text or "")
-        return None, "".join(out)
+        return None, text or ""
     finally:
         if proc.poll() is None:     # an exception on the way out: leave nothing running
             _kill(proc)
@@ -241,9 +241,9 @@ def solve(kernel: Any, limits: Limits, search: str = "auto", max_split: int = DE
         code, log = _run(cmd, work, clock)
         if keep:
             (work / "fd.log").write_text(log, encoding="utf-8")
+        stats.update(parse_log(log))
         if code is None:
             return _limit(clock.stats(**stats), log, f"{clock.reason()} (Fast Downward stopped)", astar)
-        stats.update(parse_log(log))
         stats["fd_exit"] = code
         if code in (0, 1, 2, 3) and plan_file.exists():
             plan = pddl.plan_from_names(read_plan(plan_file.read_text(encoding="utf-8")))
