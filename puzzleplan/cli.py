@@ -100,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--certificate", metavar="FILE",
                    help="write a certificate of the optimum or of unsolvability to FILE, for "
                         "`puzzleplan check-certificate` (docs/certificates.md)")
+    s.add_argument("--certificate-bound", choices=("g", "f"), default="g",
+                   help="the certificate's states: g (default) every state cheaper than the optimum; "
+                        "f only those with g + h below it (far fewer; the claim then trusts the model's "
+                        "admissible heuristic too)")
     s.add_argument("--workers", type=_positive_int, metavar="N",
                    help="bfs, ucs or astar partitioned over N workers (engine dbfs with bfs, cost or "
                         "f layers; N > 1 runs a thread per worker, or Ray actors with -E executor=ray or "
@@ -129,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--certificate", metavar="DIR",
                    help="write a certificate of the proven answer into DIR and check it with the "
                         "reference semantics (docs/certificates.md)")
+    v.add_argument("--certificate-bound", choices=("g", "f"), default="g",
+                   help="as for solve: g (default) or f (g + h below the optimum; trusts the model's "
+                        "admissible heuristic)")
     v.add_argument("--kernel", default="auto", choices=("auto", "numba", "numpy", "interpreted"),
                    help="successor kernel, as for solve (default auto)")
 
@@ -362,9 +369,13 @@ def _dispatch(args: argparse.Namespace) -> int:
         limits = Limits(limit, args.max_states, max_rss_mb=args.max_memory)
         if args.certificate is not None and not args.certificate.strip():
             raise PuzzleError("--certificate needs a directory name", code=EXIT_BAD_OPTION)
+        if args.certificate is not None and not api.is_constraint_task(loaded.task):
+            from .certificate import check_bound
+
+            check_bound(loaded.task, args.certificate_bound)
         verdict = crosscheck.print_stream(loaded, engines, limits, args.kernel, args.count, args.jobs,
                                           args.json, default_limit, certificate_dir=args.certificate,
-                                          model=args.model)
+                                          model=args.model, certificate_bound=args.certificate_bound)
         return crosscheck.exit_code(verdict)
     to_engine: list[str] = []
     if args.command == "solve":
@@ -383,6 +394,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "show":
         return _show(loaded, args)
+    if args.certificate and not api.is_constraint_task(loaded.task):
+        from .certificate import check_bound
+
+        check_bound(loaded.task, args.certificate_bound)   # before the search, not after it
     extra: dict[str, Any] = {"enumerate_all": True} if args.enumerate else {}
     extra.update(api.engine_options(args.engine, to_engine, loaded.task, model=loaded.model))
     extra.update(api.engine_options(args.engine, args.engine_options, loaded.task))
@@ -409,7 +424,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     else:
         _print_result(loaded, result)
         if cert:
-            print(f"  certificate: {cert['path']} ({cert['kind']}, {cert['states']:,} states, "
+            by_h = ", bounded by g + h" if cert["bound"] == "f" else ""
+            print(f"  certificate: {cert['path']} ({cert['kind']}{by_h}, {cert['states']:,} states, "
                   f"{cert['bytes']:,} bytes, written in {cert['write_s']:.1f} s)")
     if args.layers or args.layers_plot:
         _layers(loaded, result, args)
@@ -457,7 +473,8 @@ def _write_certificate(loaded: Any, result: Any, args: argparse.Namespace,
         return None
     kernel = api.concrete_kernel(loaded, result.engine, args.kernel)
     try:
-        return write_certificate(loaded, result, args.certificate, kernel, model=args.model, limits=limits)
+        return write_certificate(loaded, result, args.certificate, kernel, model=args.model, limits=limits,
+                                 by=args.certificate_bound)
     except CertificateLimit as e:
         print(f"puzzleplan: no certificate written: {e}", file=sys.stderr)
         return None
@@ -489,9 +506,11 @@ def _check_certificate(args: argparse.Namespace) -> int:
         print(json.dumps({**report.to_json(), "file": args.certificate}, ensure_ascii=False))
     else:
         claim = f"optimum {report.cost}" if report.kind == "optimum" else "unsolvable"
+        trust = (f"; bounded by g + h: {report.excused:,} successors excused by the model's heuristic, "
+                 "whose admissibility is trusted") if report.bound == "f" else ""
         print(f"{args.certificate}: certificate valid: {loaded.instance} is {claim} "
               f"({report.states:,} states, {report.transitions:,} transitions checked in "
-              f"{report.seconds:.1f} s, {report.mode} successors)")
+              f"{report.seconds:.1f} s, {report.mode} successors{trust})")
     return 0
 
 

@@ -396,7 +396,7 @@ def table(v: Verdict) -> str:
 
 def print_stream(loaded: api.Loaded, engines: list[str], limits: Limits, kernel: str, count: int, jobs: int,
                  as_json: bool, default_limit: bool, out: Any = None, certificate_dir: str | None = None,
-                 model: str | None = None) -> Verdict:
+                 model: str | None = None, certificate_bound: str = "g") -> Verdict:
     """``verify``'s text mode: a header, each engine's row as it finishes, then the verdict line."""
     out = out or sys.stdout
     paradigms = paradigms_of(loaded, engines)
@@ -413,7 +413,7 @@ def print_stream(loaded: api.Loaded, engines: list[str], limits: Limits, kernel:
     v = run(loaded, engines, limits, kernel, count, jobs, on_result=emit)
     cert = None
     if certificate_dir is not None:
-        cert = certify(loaded, v, certificate_dir, kernel, model, limits, jobs)
+        cert = certify(loaded, v, certificate_dir, kernel, model, limits, jobs, certificate_bound)
     if as_json:
         doc = v.to_json(loaded)
         if certificate_dir is not None:
@@ -437,14 +437,16 @@ def _wrap(text: str) -> str:
 
 
 def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy",
-            model: str | None = None, limits: Limits | None = None, jobs: int = 1) -> dict[str, Any] | None:
+            model: str | None = None, limits: Limits | None = None, jobs: int = 1,
+            by: str = "g") -> dict[str, Any] | None:
     """``verify --certificate DIR``: write the certificate of the proven answer and check it at once.
 
     The certificate comes from the first engine whose proof the verdict counts (its verified plan and
     the states below the optimum, collected anew); the check is ``verify/certificate.py``'s plain-Python
     one (no kernels, no solvers), so a valid one stands on its own, whatever the engines share.
     ``limits``: one engine's, kept by the pass that collects the states.  ``jobs``: the check's
-    processes (``verify --jobs``, as many as the engines had).  Returns what was written
+    processes (``verify --jobs``, as many as the engines had).  ``by``: the certificate's bound,
+    "g" or "f" (``write_certificate``).  Returns what was written
     and checked; with ``"not_written"`` (the reason) when that pass reached a limit; None when
     nothing was proven.
     """
@@ -463,7 +465,8 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
         return None
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", loaded.instance.replace("#", "-")).strip("._") or "instance"
     opts = "".join(f"-{k}={val}" for k, val in sorted(loaded.options.items()))
-    path = Path(directory) / (name + re.sub(r"[^A-Za-z0-9._=-]+", "_", opts) + ".cert")
+    path = Path(directory) / (name + re.sub(r"[^A-Za-z0-9._=-]+", "_", opts) + (".f" if by == "f" else "")
+                              + ".cert")
     try:
         Path(directory).mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -472,7 +475,7 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
     try:
         written = write_certificate(loaded, v.results[provers[0]], str(path),
                                     api.concrete_kernel(loaded, provers[0], kernel), model=model,
-                                    limits=limits)
+                                    limits=limits, by=by)
     except CertificateLimit as e:
         return {"path": None, "from": provers[0], "written": None, "check": None, "not_written": str(e)}
     bounds = None
@@ -495,8 +498,10 @@ def certificate_line(c: dict[str, Any]) -> str:
     w = c["written"]
     size = f"{w.get('states', 0):,} states, {w.get('bytes', 0):,} bytes"
     if chk.get("valid"):
+        trust = (", trusting the model's admissible heuristic (bounded by g + h)"
+                 if chk.get("bound") == "f" else "")
         return _wrap(f"certificate: {c['path']} (from {c['from']}; {size}) checked in plain Python, "
-                     f"no kernels or solvers, in {chk['check_s']:.1f} s: valid")
+                     f"no kernels or solvers, in {chk['check_s']:.1f} s: valid{trust}")
     if chk.get("undecided"):
         return _wrap(f"certificate: {c['path']} (from {c['from']}; {size}) not confirmed: {chk['undecided']}")
     return _wrap(f"certificate: {c['path']} (from {c['from']}; {size}) REJECTED: {chk.get('reason')}")

@@ -16,6 +16,16 @@ C too), the canonical form of every state it passes is in S with g at most the p
 and none is a goal: no plan costs less than C, and the replayed plan costs C.  For
 unsolvability there is no C: every successor of every state of S must be in S.
 
+A certificate *bounded by the heuristic* (``bound: "f"``, format version 2) holds only the states
+reached with g + h < C, h the model's heuristic, and condition 2 also accepts a successor t
+outside S when g(s) + cost(a) + h(t) >= C (h computed here, by the reference semantics); the
+initial state may be missing only when h(init) >= C.  The induction is the same: on a plan of
+cost c < C, a state t reached at cost g_t has h(t) <= c - g_t if h is admissible, so
+g_t + h(t) < C and the excuse cannot apply to it.  The checker cannot check admissibility; it
+refuses a model that does not declare it (``admissible=True``) and the claim then rests on the
+model's proof, as a pruning option does.  No symmetry of h is needed: the task's symmetry maps a
+plan through t onto a plan of the same cost through the canonical successor.
+
 Canonical forms stand for states up to the task's interchangeable objects (``task.groups``).
 That is sound only when swapping two objects of a group is a symmetry of the task: the
 checker does not take the declared groups on trust but confirms, structurally, that the
@@ -60,7 +70,8 @@ from . import reference
 
 MAGIC = b"PUZZLEPLAN-CERTIFICATE\n"
 FORMAT = "puzzleplan-certificate"
-VERSION = 1
+VERSION = 2                      # the newest format this module writes and reads
+READS = (1, 2)                   # 2 adds ``bound`` ("g" or "f"); a g-bounded file is still written as 1
 EXIT_CERT_REJECTED = 22          # the certificate was read but does not prove its claim
 EXIT_CHECK_LIMIT = 12            # the check stopped at its time or memory limit (solve's limit code)
 REFERENCE_EVERY = 64             # fast mode: every 64th state is also expanded by the reference,
@@ -251,9 +262,14 @@ def read(path: str, limits: CheckLimits | None = None) -> Certificate:
         head = json.loads(data[len(MAGIC): end].decode("utf-8"))
         if head.get("format") != FORMAT:
             raise ValueError("format")
-        if head.get("version") != VERSION:
+        if head.get("version") not in READS:
             raise CertificateFormatError(f"certificate format version {head.get('version')!r}; "
-                                         f"this puzzleplan reads version {VERSION}", path, 2)
+                                         f"this puzzleplan reads versions {', '.join(map(str, READS))}",
+                                         path, 2)
+        head.setdefault("bound", "g")
+        if head["bound"] not in ("g", "f") or (head["bound"] == "f" and head.get("kind") != "optimum") \
+                or (head["version"] == 1 and head["bound"] != "g"):
+            raise ValueError("bound")
         n = int(head["states"])
         W = int(head["layout"]["words"])
         kz, gz = int(head["keys"]["zlib_bytes"]), int(head["g"]["zlib_bytes"])
@@ -419,6 +435,21 @@ class _Transcription:
         ns = dict(self.consts)
         exec(compile(self.source, f"<certificate transcription of {task.name}>", "exec"), ns)
         self.fn: Callable[[Sequence[int], float], list[tuple[int, list[int]]] | None] = ns["_succ"]
+
+    def heuristic(self) -> Callable[[Sequence[int]], int]:
+        """``task.heuristic`` as straight-line Python, with the operations ``reference.heuristic``
+        applies (for certificates bounded by g + h)."""
+        task = self.task
+        assert task.heuristic is not None
+        names: dict[int, str] = {}
+        items: dict[tuple[int, ...], str] = {}
+        lines = ["def _h(s):", "    " + "".join(f"x{i}, " for i in range(task.n_vars)) + "= s"]
+        for n in walk([task.heuristic]):
+            lines.extend("    " + ln for ln in self._emit(n, names, items))
+        lines.append(f"    return int({names[id(task.heuristic)]})")
+        ns = dict(self.consts)
+        exec(compile("\n".join(lines), f"<certificate heuristic of {task.name}>", "exec"), ns)
+        return ns["_h"]
 
     def _function(self, fname: str, ks: Sequence[int]) -> str:
         """One successor function over the actions ``ks`` (ascending) and the goal."""
@@ -621,9 +652,10 @@ _CAN_FORK = hasattr(os, "fork") and "fork" in multiprocessing.get_all_start_meth
 POLL_S = 0.5                     # the parent looks at its workers' progress, the clock and memory
 
 
-def _in_parallel(scan: Callable[[int, int, Callable[[int], None]], tuple[int, int]], n: int, jobs: int,
-                 limits: CheckLimits | None, where: str | None) -> tuple[int, int]:
-    """``scan`` over ``jobs`` slices of ``0 .. n-1`` in forked processes; (transitions, cross-checked).
+def _in_parallel(scan: Callable[[int, int, Callable[[int], None]], tuple[int, int, int]], n: int, jobs: int,
+                 limits: CheckLimits | None, where: str | None) -> tuple[int, int, int]:
+    """``scan`` over ``jobs`` slices of ``0 .. n-1`` in forked processes; (transitions, cross-checked,
+    excused), summed.
 
     The workers inherit the keys, the table and the successor functions by fork and write
     nothing into them.  A rejection in any slice rejects the certificate; the time and memory limits
@@ -655,7 +687,7 @@ def _in_parallel(scan: Callable[[int, int, Callable[[int], None]], tuple[int, in
         conn.close()
         os._exit(0)
 
-    edges = n_ref = 0
+    edges = n_ref = excused = 0
     rejected: dict[int, str] = {}
     try:
         for j in range(jobs):
@@ -690,7 +722,7 @@ def _in_parallel(scan: Callable[[int, int, Callable[[int], None]], tuple[int, in
                     continue
                 if kind == "error":
                     raise CheckUndecided(f"check undecided: worker {j + 1} of {jobs} failed: {val}", where)
-                edges, n_ref = edges + val[0], n_ref + val[1]
+                edges, n_ref, excused = edges + val[0], n_ref + val[1], excused + val[2]
                 done[j] = cuts[j + 1] - cuts[j]
         if rejected:
             raise CertificateRejected(rejected[min(rejected)], where)
@@ -700,7 +732,7 @@ def _in_parallel(scan: Callable[[int, int, Callable[[int], None]], tuple[int, in
                 p.terminate()
         for p in procs:
             p.join()
-    return edges, n_ref
+    return edges, n_ref, excused
 
 
 def pss_mb(pids: Sequence[int]) -> float:
@@ -727,11 +759,13 @@ class CheckReport:
     mode: str = "fast"
     reference_states: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    bound: str = "g"            # "f": S bounded by g + h, the model's admissible heuristic trusted
+    excused: int = 0            # successors outside S because g + h >= C
 
     def to_json(self) -> dict[str, Any]:
         return {"valid": True, "kind": self.kind, "cost": self.cost, "states": self.states,
                 "transitions": self.transitions, "check_s": round(self.seconds, 3), "mode": self.mode,
-                "reference_states": self.reference_states,
+                "reference_states": self.reference_states, "bound": self.bound, "excused": self.excused,
                 "timings": {k: round(v, 3) for k, v in self.timings.items()}}
 
 
@@ -792,31 +826,57 @@ def check(task: Task, cert: Certificate, mode: str = "fast",
             raise reject("the plan's labels do not match its actions")
     elif plan:
         raise reject("an unsolvability certificate carries a plan")
+    by_h = head.get("bound", "g") == "f"
+    if by_h and (task.heuristic is None or not task.heuristic_admissible):
+        raise reject("it is bounded by g + h, but the model declares no admissible heuristic")
     init_key = key_of(task.init)
     if C == 0:
         if keys:
             raise reject("optimum 0 needs no states, yet the certificate lists some")
     elif table.get(init_key) != 0:
         g0 = table.get(init_key)
-        raise reject("the initial state is not in S with g = 0" + ("" if g0 is None else f" (its g is {g0})"))
+        if not (by_h and g0 is None and reference.heuristic(task, task.init) >= C):  # type: ignore[operator]
+            raise reject("the initial state is not in S with g = 0"
+                         + ("" if g0 is None else f" (its g is {g0})")
+                         + (" and its h is below the optimum" if by_h and g0 is None else ""))
     t_load = time.perf_counter()
 
     lo_hi = [(v.lo, v.hi) for v in task.variables]
     costs = [a.cost for a in task.actions]
     fast = None
+    fast_h: Callable[[Sequence[int]], int] | None = None
     if mode == "fast":
         try:
-            fast = _Transcription(task).fn
+            tr = _Transcription(task)
+            fast = tr.fn
+            fast_h = tr.heuristic() if by_h else None
         except (NotImplementedError, RecursionError, MemoryError, SyntaxError):
-            fast = None
+            fast = fast_h = None
+
+    def h_of(t: Sequence[int], sample: bool) -> int:
+        """h(t) by the transcription (the reference where it raises; on the first excuse of each
+        slice and every ``every``-th after it, the two must agree), or by the reference alone."""
+        ref = reference.heuristic(task, t) if fast_h is None or sample else None
+        if fast_h is None:
+            return ref  # type: ignore[return-value]
+        try:
+            v = fast_h(t)
+        except Exception:
+            return reference.heuristic(task, t)
+        if ref is not None and ref != v:
+            raise reject("the fast heuristic disagrees with the reference (a bug in the checker; "
+                         "rerun with --reference)")
+        return v
     every = max(REFERENCE_EVERY, len(keys) // REFERENCE_STATES)
     used_mode = "fast" if fast is not None else "reference"
     get = table.get
 
-    def scan(lo: int, hi: int, tick: Callable[[int], None]) -> tuple[int, int]:
-        """Conditions 1-3 for the states ``lo .. hi-1``: (transitions, states cross-checked)."""
+    def scan(lo: int, hi: int, tick: Callable[[int], None]) -> tuple[int, int, int]:
+        """Conditions 1-3 for the states ``lo .. hi-1``: (transitions, states cross-checked,
+        successors excused by g + h >= C)."""
         edges = 0
         n_ref = 0
+        excused = 0
         for i in range(lo, hi):
             if (i - lo) % LIMIT_EVERY == 0:
                 tick(i - lo)
@@ -854,10 +914,14 @@ def check(task: Task, cert: Certificate, mode: str = "fast",
                 gt = get(key_of(t))
                 c = g + costs[a]
                 if gt is None or gt > c:
+                    if by_h and c + h_of(t, excused % every == 0) >= C:   # type: ignore[operator]
+                        excused += 1
+                        continue
                     what = "is missing from S" if gt is None else f"has g = {gt}, more than {g} + {costs[a]}"
                     raise reject(f"state #{i} ({_show(task, s)}): the successor by "
-                                 f"{task.actions[a].label} at cost {c} {what}")
-        return edges, n_ref
+                                 f"{task.actions[a].label} at cost {c} {what}"
+                                 + (" and g + h is below the optimum" if by_h else ""))
+        return edges, n_ref, excused
 
     n = len(keys)
     jobs = max(1, min(jobs, n)) if _CAN_FORK else 1
@@ -867,12 +931,13 @@ def check(task: Task, cert: Certificate, mode: str = "fast",
             if why:
                 raise CheckUndecided(f"check undecided: {why}", where)
 
-        edges, n_ref = scan(0, n, tick)
+        edges, n_ref, excused = scan(0, n, tick)
     else:
-        edges, n_ref = _in_parallel(scan, n, jobs, limits, where)
+        edges, n_ref, excused = _in_parallel(scan, n, jobs, limits, where)
     t_end = time.perf_counter()
     return CheckReport(kind, C, len(keys), edges, t_end - t0, used_mode, n_ref,
-                       {"symmetry_s": t_sym - t0, "load_s": t_load - t_sym, "closure_s": t_end - t_load})
+                       {"symmetry_s": t_sym - t0, "load_s": t_load - t_sym, "closure_s": t_end - t_load},
+                       "f" if by_h else "g", excused)
 
 
 def _show(task: Task, s: Sequence[int]) -> str:
