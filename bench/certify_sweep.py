@@ -1,14 +1,15 @@
 """Certificates for a list of optima: ``solve --certificate`` then ``check-certificate``, per instance.
 
 Usage:
-    python bench/certify_sweep.py MODEL INSTANCE --vary KEY=V1,V2,... [-O KEY=VALUE ...]
+    python bench/certify_sweep.py MODEL INSTANCE [INSTANCE ...] [--vary KEY=V1,V2,...] [-O KEY=VALUE ...]
         [--engine astar] [--time-limit 300] [--max-memory 8000] [--check-time-limit 1800]
         [--check-max-memory 8000] [--check-jobs 1] [--certificate-bound g|f] [--dir DIR] [--keep]
         [-o FILE]
 
-For each value of the varied option (e.g. ``--vary level=147,149`` on a multi-level Sokoban file),
-the search runs in a process of its own with the run's limits, which the certificate pass keeps
-too (docs/certificates.md); if it wrote a file, ``check-certificate`` (the plain-Python checker,
+For each instance and each value of the varied option (e.g. ``--vary level=147,149`` on a
+multi-level Sokoban file; several instance files, e.g. Kwirk's floors, without ``--vary``), the
+search runs in a process of its own with the run's limits, which the certificate pass keeps too
+(docs/certificates.md); if it wrote a file, ``check-certificate`` (the plain-Python checker,
 another process) judges it.  Why a script and not a suite: a certificate is two commands, and the
 figures that matter are the certificate's size and the writing and checking times, which a solve
 record does not hold.  An optimum counts as *confirmed by a certificate* only when the check says
@@ -81,17 +82,18 @@ def last_line(text: str) -> str:
     return (text.strip().splitlines() or ["no output"])[-1]
 
 
-def one(args: Any, key: str, value: str) -> dict[str, Any]:
-    options = [*args.option, f"{key}={value}"]
+def one(args: Any, instance: str, key: str | None, value: str | None) -> dict[str, Any]:
+    options = [*args.option, *([f"{key}={value}"] if key else [])]
     flags = [x for o in options for x in ("-O", o)]
     # every option in the name: two sweeps side by side (pushes and moves) never share a file
     tag = "-".join(o.replace("=", "-").replace("/", "_") for o in options)
     by_h = ".f" if args.certificate_bound == "f" else ""
-    cert = Path(args.dir) / f"{Path(args.instance).stem}-{tag}{by_h}.cert"
+    cert = Path(args.dir) / f"{Path(instance).stem}-{tag}{by_h}.cert"
     cert.unlink(missing_ok=True)
     exe = command()
-    row: dict[str, Any] = {key: value, "options": options, "load_before": uptime()}
-    solve = [*exe, "solve", args.model, args.instance, *flags, "-e", args.engine, "--time-limit",
+    row: dict[str, Any] = {"instance": instance, **({key: value} if key else {}), "options": options,
+                           "load_before": uptime()}
+    solve = [*exe, "solve", args.model, instance, *flags, "-e", args.engine, "--time-limit",
              str(args.time_limit), "--max-memory", str(args.max_memory), "--certificate", str(cert),
              "--certificate-bound", args.certificate_bound, "--json"]
     doc, err, wall, peak = run(solve, timeout=3 * args.time_limit + 120)
@@ -110,7 +112,7 @@ def one(args: Any, key: str, value: str) -> dict[str, Any]:
     if not cert.exists():
         row["certificate"] = "not written"
         return row
-    check = [*exe, "check-certificate", args.model, args.instance, str(cert), *flags, "--json",
+    check = [*exe, "check-certificate", args.model, instance, str(cert), *flags, "--json",
              "--time-limit", str(args.check_time_limit), "--max-memory", str(args.check_max_memory),
              "--jobs", str(args.check_jobs)]
     chk, err, cwall, cpeak = run(check, timeout=args.check_time_limit + 120)
@@ -134,9 +136,9 @@ def one(args: Any, key: str, value: str) -> dict[str, Any]:
 def main() -> None:
     ap = parser(__doc__, out_default="results/certify-sweep.json")
     ap.add_argument("model")
-    ap.add_argument("instance")
-    ap.add_argument("--vary", required=True, metavar="KEY=V1,V2,...",
-                    help="one run per value of this model option")
+    ap.add_argument("instance", nargs="+")
+    ap.add_argument("--vary", metavar="KEY=V1,V2,...",
+                    help="one run per value of this model option (for each instance)")
     ap.add_argument("-O", dest="option", action="append", default=[], metavar="KEY=VALUE",
                     help="model option for every run")
     ap.add_argument("--engine", default="astar")
@@ -157,20 +159,27 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true",
                     help="keep the certificate files (default: deleted once checked)")
     args = ap.parse_args()
-    key, _, values = args.vary.partition("=")
+    key, _, values = (args.vary or "").partition("=")
     Path(args.dir).mkdir(parents=True, exist_ok=True)
-    doc: dict[str, Any] = {"command": " ".join(sys.argv), "model": args.model, "instance": args.instance,
+    doc: dict[str, Any] = {"command": " ".join(sys.argv), "model": args.model, "instances": args.instance,
                            "engine": args.engine, "time_limit_s": args.time_limit,
                            "max_memory_mb": args.max_memory, "check_jobs": args.check_jobs,
                            "certificate_bound": args.certificate_bound,
                            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "records": []}
-    for value in [v for v in values.split(",") if v]:
-        row = one(args, key, value)
-        doc["records"].append(row)
-        write_json(args.out, doc)
-        print(f"{key}={value}: {row.get('status')} {row.get('cost')}, certificate {row.get('certificate')}"
-              f" ({row.get('cert_states')} states; check {row.get('check_s')} s)", file=sys.stderr)
-    rows = [[r[key], r.get("status"), r.get("cost"), r.get("certificate"), r.get("cert_states"),
+    several = len(args.instance) > 1
+
+    def name(r: dict[str, Any]) -> str:
+        return " ".join(([Path(r["instance"]).stem] if several or not key else [])
+                        + ([f"{r[key]}"] if key else []))
+
+    for instance in args.instance:
+        for value in [v for v in values.split(",") if v] or [None]:
+            row = one(args, instance, key or None, value)
+            doc["records"].append(row)
+            write_json(args.out, doc)
+            print(f"{name(row)}: {row.get('status')} {row.get('cost')}, certificate {row.get('certificate')}"
+                  f" ({row.get('cert_states')} states; check {row.get('check_s')} s)", file=sys.stderr)
+    rows = [[name(r), r.get("status"), r.get("cost"), r.get("certificate"), r.get("cert_states"),
              r.get("cert_write_s"), r.get("solve_peak_rss_mb"), r.get("check_s"),
              r.get("not_written") or r.get("undecided") or r.get("error") or ""] for r in doc["records"]]
     n = sum(r.get("certificate") == "valid" for r in doc["records"])
@@ -178,7 +187,8 @@ def main() -> None:
              if args.certificate_bound == "f" else "")
     doc["summary"] = f"{n} of {len(doc['records'])} optima confirmed by a checked certificate{trust}"
     write_json(args.out, doc)
-    head = [key, "status", "cost", "certificate", "states", "write s", "solve peak MiB", "check s", "note"]
+    head = [key or "instance", "status", "cost", "certificate", "states", "write s", "solve peak MiB",
+            "check s", "note"]
     Path(args.out).with_suffix(".md").write_text(markdown(head, rows) + "\n" + doc["summary"] + "\n")
     print(doc["summary"])
 
