@@ -159,6 +159,19 @@ def test_the_fast_heuristic_is_cross_checked(eight, monkeypatch):
     assert cert.check(loaded.task, cf, mode="reference").bound == "f"   # the reference alone
 
 
+def test_a_heuristic_that_fails_excuses_nothing(eight, monkeypatch):
+    """The reference's h raising (a model bug) is a rejection with the reason, not a traceback."""
+    loaded, _, cf, _ = eight
+
+    def broken(task, s):
+        raise ZeroDivisionError("integer division by zero")
+
+    monkeypatch.setattr(cert.reference, "heuristic", broken)
+    with pytest.raises(cert.CertificateRejected) as e:
+        cert.check(loaded.task, cf, mode="reference")
+    assert "heuristic cannot be evaluated" in str(e.value) and "ZeroDivisionError" in str(e.value)
+
+
 def test_h_at_the_start_reaching_the_optimum_needs_no_states(tmp_path):
     f = write_sliding(tmp_path / "one.txt", [1, 2, 3, 4, 5, 6, 7, 0, 8], 3)   # one move, h = 1
     loaded = api.load_task("sliding", str(f))

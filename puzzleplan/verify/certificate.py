@@ -829,13 +829,19 @@ def check(task: Task, cert: Certificate, mode: str = "fast",
     by_h = head.get("bound", "g") == "f"
     if by_h and (task.heuristic is None or not task.heuristic_admissible):
         raise reject("it is bounded by g + h, but the model declares no admissible heuristic")
+
+    def ref_h(t: Sequence[int]) -> int:
+        try:
+            return int(reference.heuristic(task, t))
+        except Exception as e:   # noqa: BLE001 - a heuristic that fails excuses nothing
+            raise reject(f"the heuristic cannot be evaluated at a state ({type(e).__name__}: {e})") from None
     init_key = key_of(task.init)
     if C == 0:
         if keys:
             raise reject("optimum 0 needs no states, yet the certificate lists some")
     elif table.get(init_key) != 0:
         g0 = table.get(init_key)
-        if not (by_h and g0 is None and reference.heuristic(task, task.init) >= C):  # type: ignore[operator]
+        if not (by_h and g0 is None and ref_h(task.init) >= C):  # type: ignore[operator]
             raise reject("the initial state is not in S with g = 0"
                          + ("" if g0 is None else f" (its g is {g0})")
                          + (" and its h is below the optimum" if by_h and g0 is None else ""))
@@ -856,13 +862,13 @@ def check(task: Task, cert: Certificate, mode: str = "fast",
     def h_of(t: Sequence[int], sample: bool) -> int:
         """h(t) by the transcription (the reference where it raises; on the first excuse of each
         slice and every ``every``-th after it, the two must agree), or by the reference alone."""
-        ref = reference.heuristic(task, t) if fast_h is None or sample else None
+        ref = ref_h(t) if fast_h is None or sample else None
         if fast_h is None:
             return ref  # type: ignore[return-value]
         try:
             v = fast_h(t)
         except Exception:
-            return reference.heuristic(task, t)
+            return ref_h(t)
         if ref is not None and ref != v:
             raise reject("the fast heuristic disagrees with the reference (a bug in the checker; "
                          "rerun with --reference)")
