@@ -471,6 +471,10 @@ def _write_certificate(loaded: Any, result: Any, args: argparse.Namespace,
     if not (result.status == "unsolvable" or (result.status == "optimal" and result.stats.get("verified"))):
         print(f"puzzleplan: no certificate written: status {result.status}", file=sys.stderr)
         return None
+    if result.status == "unsolvable" and args.certificate_bound == "f":   # the search's result stands
+        print("puzzleplan: no certificate written: --certificate-bound f proves optima only; "
+              "unsolvability needs g", file=sys.stderr)
+        return None
     kernel = api.concrete_kernel(loaded, result.engine, args.kernel)
     try:
         return write_certificate(loaded, result, args.certificate, kernel, model=args.model, limits=limits,

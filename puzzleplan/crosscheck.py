@@ -463,6 +463,9 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
     provers = [n for names in v.provers.values() for n in names]
     if v.verdict == DISAGREE or not provers:
         return None
+    if by == "f" and v.results[provers[0]].status == "unsolvable":
+        return {"path": None, "from": provers[0], "written": None, "check": None,
+                "not_written": "--certificate-bound f proves optima only; unsolvability needs g"}
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", loaded.instance.replace("#", "-")).strip("._") or "instance"
     opts = "".join(f"-{k}={val}" for k, val in sorted(loaded.options.items()))
     path = Path(directory) / (name + re.sub(r"[^A-Za-z0-9._=-]+", "_", opts) + (".f" if by == "f" else "")

@@ -249,6 +249,11 @@ def test_cli_solve_check_and_verify(tmp_path, capsys):
     flat = out.replace("\n", " ").replace("    ", "")
     assert code == 11 and "trusting the model's admissible heuristic" in flat
     assert list((tmp_path / "dir").glob("*.f.cert"))
+    # unsolvable: the search's answer stands (exit 10), no f certificate, a note says why
+    odd = write_sliding(tmp_path / "odd.txt", [2, 1, 3, 4, 5, 6, 7, 8, 0], 3)
+    code, _, err = run_cli(["solve", "sliding", odd, "--kernel", "numpy", "-q", "--certificate",
+                            tmp_path / "u.cert", "--certificate-bound", "f"], capsys)
+    assert code == 10 and "proves optima only" in err and not (tmp_path / "u.cert").exists()
     # a model without a heuristic: refused before any search, exit 31
     jugs = tmp_path / "jugs.txt"
     jugs.write_text("a: 4\nb: 9\ntarget: 6\n", encoding="utf-8")
