@@ -40,22 +40,22 @@ CHUNK = 1 << 15
 BOUNDS = ("g", "f")
 
 
-def check_bound(task: Any, by: str, status: str | None = None) -> None:
+def check_bound(task: Any, by: str) -> None:
     """A clear error (exit 31) before any search when ``--certificate-bound`` cannot apply:
-    ``f`` needs the model's heuristic declared admissible, and proves optima, not unsolvability."""
+    ``f`` needs the model's heuristic declared admissible."""
     if by not in BOUNDS:
         raise PuzzleError(f"unknown certificate bound {by!r} (g or f)", code=EXIT_BAD_OPTION)
     if by == "f" and (task.heuristic is None or not task.heuristic_admissible):
         raise PuzzleError("--certificate-bound f needs a heuristic the model declares admissible; "
                           "this model has none (use g)", code=EXIT_BAD_OPTION)
-    if by == "f" and status == "unsolvable":
-        raise PuzzleError("--certificate-bound f proves optima only; an unsolvable task needs g",
-                          code=EXIT_BAD_OPTION)
 
 
-class CertificateLimit(Exception):
-    """The certificate pass reached a limit (time, memory, states) or a signal: nothing is written,
-    and the search's result stands as it was."""
+class NoCertificate(Exception):
+    """Nothing is written, for the reason given, and the search's result stands as it was."""
+
+
+class CertificateLimit(NoCertificate):
+    """The certificate pass reached a limit (time, memory, states) or a signal."""
 
 
 def collect(kernel: Any, bound: int | None, clock: Clock | None = None,
@@ -193,7 +193,9 @@ def write_certificate(loaded: Any, result: Result, path: str, kernel: str = "num
     ``by``: "g" (every state cheaper than the optimum) or "f" (g + h below it, h the model's
     admissible heuristic: an optimum only).  Returns what was written (states, bytes, seconds)."""
     task = loaded.task
-    check_bound(task, by, result.status)
+    check_bound(task, by)
+    if by == "f" and result.status == "unsolvable":
+        raise NoCertificate("--certificate-bound f proves optima only; unsolvability needs g")
     if result.status == "optimal" and result.plan is not None and result.stats.get("verified"):
         kind, bound = "optimum", int(result.cost)  # type: ignore[arg-type]
     elif result.status == "unsolvable":

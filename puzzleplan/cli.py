@@ -464,22 +464,18 @@ def _write_certificate(loaded: Any, result: Any, args: argparse.Namespace,
     """``solve --certificate``: written for a verified optimum or unsolvability, within the run's
     limits; else a note on stderr (the search's result and exit code stand)."""
     from . import api
-    from .certificate import CertificateLimit, write_certificate
+    from .certificate import NoCertificate, write_certificate
 
     if api.is_constraint_task(loaded.task):
         raise PuzzleError("--certificate works with transition models only", code=EXIT_BAD_OPTION)
     if not (result.status == "unsolvable" or (result.status == "optimal" and result.stats.get("verified"))):
         print(f"puzzleplan: no certificate written: status {result.status}", file=sys.stderr)
         return None
-    if result.status == "unsolvable" and args.certificate_bound == "f":   # the search's result stands
-        print("puzzleplan: no certificate written: --certificate-bound f proves optima only; "
-              "unsolvability needs g", file=sys.stderr)
-        return None
     kernel = api.concrete_kernel(loaded, result.engine, args.kernel)
     try:
         return write_certificate(loaded, result, args.certificate, kernel, model=args.model, limits=limits,
                                  by=args.certificate_bound)
-    except CertificateLimit as e:
+    except NoCertificate as e:
         print(f"puzzleplan: no certificate written: {e}", file=sys.stderr)
         return None
 

@@ -453,7 +453,7 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
     import re
     from pathlib import Path
 
-    from .certificate import CertificateLimit, write_certificate
+    from .certificate import NoCertificate, write_certificate
     from .verify import certificate as cert
 
     if api.is_constraint_task(loaded.task):
@@ -463,9 +463,6 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
     provers = [n for names in v.provers.values() for n in names]
     if v.verdict == DISAGREE or not provers:
         return None
-    if by == "f" and v.results[provers[0]].status == "unsolvable":
-        return {"path": None, "from": provers[0], "written": None, "check": None,
-                "not_written": "--certificate-bound f proves optima only; unsolvability needs g"}
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", loaded.instance.replace("#", "-")).strip("._") or "instance"
     opts = "".join(f"-{k}={val}" for k, val in sorted(loaded.options.items()))
     path = Path(directory) / (name + re.sub(r"[^A-Za-z0-9._=-]+", "_", opts) + (".f" if by == "f" else "")
@@ -479,7 +476,7 @@ def certify(loaded: api.Loaded, v: Verdict, directory: str, kernel: str = "numpy
         written = write_certificate(loaded, v.results[provers[0]], str(path),
                                     api.concrete_kernel(loaded, provers[0], kernel), model=model,
                                     limits=limits, by=by)
-    except CertificateLimit as e:
+    except NoCertificate as e:
         return {"path": None, "from": provers[0], "written": None, "check": None, "not_written": str(e)}
     bounds = None
     if limits is not None and (limits.time_s is not None or limits.max_rss_mb is not None):

@@ -12,6 +12,7 @@ valid f certificate of a wrong optimum, which the g certificate refutes).
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
 import random
 
@@ -254,6 +255,9 @@ def test_cli_solve_check_and_verify(tmp_path, capsys):
     code, _, err = run_cli(["solve", "sliding", odd, "--kernel", "numpy", "-q", "--certificate",
                             tmp_path / "u.cert", "--certificate-bound", "f"], capsys)
     assert code == 10 and "proves optima only" in err and not (tmp_path / "u.cert").exists()
+    code, out, _ = run_cli(["verify", "sliding", odd, "--engines", "bfs", "--kernel", "numpy",
+                            "--certificate", tmp_path / "udir", "--certificate-bound", "f"], capsys)
+    assert code == 11 and "none written (from bfs)" in out and "proves optima only" in out.replace("\n", " ")
     # a model without a heuristic: refused before any search, exit 31
     jugs = tmp_path / "jugs.txt"
     jugs.write_text("a: 4\nb: 9\ntarget: 6\n", encoding="utf-8")
@@ -272,7 +276,6 @@ def test_the_pass_drops_exactly_what_h_rules_out(eight):
     key = cert._key_function(task, cert.var_layout(task))
     best = {key(task.init): 0}
     todo = [(0, tuple(task.init))]
-    import heapq
     while todo:
         g, s = heapq.heappop(todo)
         if best.get(key(s), -1) < g:
